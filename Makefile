@@ -1,0 +1,78 @@
+# buzz membership: development tasks. `make` alone lists them.
+# Each target installs what it needs first (scripts/setup is a quick no-op once done), so
+# `make demo` and `make test` work on a fresh Debian 12 machine from a fresh clone.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV       := .venv
+PY         := $(VENV)/bin/python
+PYTEST     := $(VENV)/bin/pytest
+ALEMBIC    := $(VENV)/bin/alembic
+BUZZ_ADMIN := $(VENV)/bin/buzz-admin
+RUFF       := $(VENV)/bin/ruff
+PSQL       := psql -X -q -v ON_ERROR_STOP=1
+PG_PROVE   := pg_prove
+# The local cluster (buzz_signer/localdb.py): under .buzz/pg, or $BUZZ_LOCAL_DB.
+LOCALDB    := $(PY) -m buzz_signer.localdb
+# For stopping/removing it even without .venv (localdb needs only the standard library then).
+LOCALDB_ANY = $(if $(wildcard $(PY)),$(PY),python3) -m buzz_signer.localdb
+
+DB       := buzz
+DEMO_DB  := buzz_demo
+PGTAP_DB := buzz_pgtap
+PYTEST_ARGS ?=
+
+.PHONY: help setup db db-stop db-status migrate demo test pgtap pytest lint clean
+
+help: ## list the targets
+	@echo "make TARGET, where TARGET is one of:"
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) \
+	  | awk 'BEGIN {FS = ":.*## "}; {printf "  %-10s %s\n", $$1, $$2}'
+
+setup: ## install what is missing: Debian packages (PostgreSQL 15, pgTAP, pg_prove, plpgsql_check) and .venv
+	@bash scripts/setup
+
+db: setup ## start the local PostgreSQL cluster in .buzz/pg (created on first use)
+	@$(LOCALDB) start
+
+db-stop: ## stop the local PostgreSQL cluster
+	@$(LOCALDB_ANY) stop
+
+db-status: ## say whether the local cluster runs, and its URL
+	@$(LOCALDB_ANY) status || true
+
+migrate: db ## migrate database 'buzz' in the local cluster to the newest revision (creating it if missing)
+	@url="$$($(LOCALDB) create $(DB))"; \
+	echo "migrate: $$url"; \
+	DATABASE_URL="$$url" $(BUZZ_ADMIN) migrate
+
+demo: db ## run the demo (buzz_signer.demo) against a new database 'buzz_demo'
+	@url="$$($(LOCALDB) create --recreate $(DEMO_DB))"; \
+	DATABASE_URL="$$url" $(PY) -m buzz_signer.demo
+
+test: pgtap pytest ## every test: pgTAP, then pytest
+
+pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_prove tests/pgtap/*.sql
+	@shopt -s nullglob; files=(tests/pgtap/*.sql); \
+	if [ $${#files[@]} -eq 0 ]; then echo "pgtap: no tests/pgtap/*.sql to run" >&2; exit 1; fi; \
+	url="$$($(LOCALDB) create --recreate $(PGTAP_DB))"; \
+	DATABASE_URL="$$url" $(ALEMBIC) upgrade head; \
+	$(PSQL) "$$url" -c 'CREATE EXTENSION IF NOT EXISTS pgtap' \
+	                -c 'CREATE EXTENSION IF NOT EXISTS plpgsql_check'; \
+	eval "$$($(LOCALDB) env $(PGTAP_DB))"; \
+	$(PG_PROVE) "$${files[@]}"
+
+pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS=... to pass options
+	@BUZZ_TEST_ADMIN_URL="$$($(LOCALDB) url postgres)" $(PYTEST) $(PYTEST_ARGS)
+
+lint: ## ruff over buzz_signer and tests (skipped when ruff is not installed)
+	@if [ -x $(RUFF) ]; then ruff=$(RUFF); \
+	elif command -v ruff >/dev/null 2>&1; then ruff=ruff; \
+	else echo "lint: ruff is not installed ($(PY) -m pip install ruff); skipped"; exit 0; fi; \
+	$$ruff check buzz_signer tests
+
+clean: ## stop the local cluster and remove .buzz/ (every local database)
+	@$(LOCALDB_ANY) destroy
+	@rm -rf .buzz

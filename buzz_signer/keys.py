@@ -1,0 +1,163 @@
+"""The relay's signing key.
+
+The secret lives only in this process: it is never sent to the database, and nothing
+here prints, logs, pickles or puts it into an exception message.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import warnings
+from pathlib import Path
+from typing import NoReturn
+
+from coincurve import PrivateKey
+
+from . import nip19
+
+__all__ = ["DEFAULT_ENV_VAR", "InsecureKeyFileWarning", "InvalidKey", "RelayKey"]
+
+DEFAULT_ENV_VAR = "BUZZ_RELAY_SECRET_KEY"
+
+# secp256k1 group order: a secret must be in [1, n-1].
+_CURVE_ORDER = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141
+_HEX = frozenset("0123456789abcdefABCDEF")
+_CONSTRUCT = object()  # only the classmethods below hold this token
+
+
+class InvalidKey(ValueError):
+    """The given text is not a usable secret key. The message never contains the input."""
+
+
+class InsecureKeyFileWarning(UserWarning):
+    """A key file can be read by users other than its owner."""
+
+
+def _parse_secret(text: str) -> bytes:
+    """Return the 32-byte secret from 64 hex (any case) or an nsec, or raise InvalidKey."""
+    if not isinstance(text, str):
+        raise InvalidKey("a secret key must be given as text (64 hex characters or an nsec)")
+    text = text.strip()
+    if not text:
+        raise InvalidKey("the secret key is empty")
+    if len(text) == 64 and _HEX.issuperset(text):
+        secret = bytes.fromhex(text)
+    elif text[:5].lower() in ("nsec1", "npub1"):
+        try:
+            hrp, hex_secret = nip19.decode(text)
+        except ValueError as exc:
+            # nip19 messages never echo their input, so passing the reason on is safe;
+            # `from None` keeps the original exception (and its frames) out of tracebacks.
+            raise InvalidKey(f"the secret key is not a valid nsec: {exc}") from None
+        if hrp != "nsec":
+            raise InvalidKey("that is a public key (npub); the relay needs its secret key (nsec)")
+        secret = bytes.fromhex(hex_secret)
+    else:
+        raise InvalidKey("a secret key must be 64 hexadecimal characters or an nsec")
+    if not 0 < int.from_bytes(secret, "big") < _CURVE_ORDER:
+        raise InvalidKey("the secret key is out of range for secp256k1 (zero or >= the order)")
+    return secret
+
+
+class RelayKey:
+    """The relay's secp256k1 key pair; signs event ids with BIP-340 Schnorr.
+
+    Build it with `from_secret`, `from_env`, `from_file` or `generate`. Its repr and str
+    show only the public key, and it refuses to be pickled or copied.
+    """
+
+    __slots__ = ("_npub", "_private", "_pubkey")
+
+    def __init__(self, secret: bytes, *, _token: object = None) -> None:
+        if _token is not _CONSTRUCT:
+            raise TypeError("use RelayKey.from_secret/from_env/from_file/generate")
+        self._private = PrivateKey(secret)
+        self._pubkey = self._private.public_key_xonly.format().hex()
+        self._npub = nip19.encode_npub(self._pubkey)
+
+    @classmethod
+    def from_secret(cls, text: str) -> RelayKey:
+        """Load from 64 hex (any case) or an `nsec1...`; surrounding whitespace is ignored."""
+        return cls(_parse_secret(text), _token=_CONSTRUCT)
+
+    @classmethod
+    def from_env(cls, var: str = DEFAULT_ENV_VAR) -> RelayKey:
+        """Load from an environment variable (default BUZZ_RELAY_SECRET_KEY)."""
+        value = os.environ.get(var)
+        if value is None or not value.strip():
+            raise InvalidKey(
+                f"set {var} to the relay's secret key (64 hex characters or an nsec), "
+                "or give a key file"
+            )
+        try:
+            return cls.from_secret(value)
+        except InvalidKey as exc:
+            raise InvalidKey(f"{var}: {exc}") from None
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> RelayKey:
+        """Load from a file holding the key (hex or nsec); warn if others can read it."""
+        path = Path(path)
+        mode = path.stat().st_mode
+        if os.name == "posix" and mode & (stat.S_IRGRP | stat.S_IROTH):
+            warnings.warn(
+                f"key file {path} is readable by group or others (mode {stat.S_IMODE(mode):o}); "
+                f"run: chmod 600 {path}",
+                InsecureKeyFileWarning,
+                stacklevel=2,
+            )
+        text = path.read_text(encoding="utf-8", errors="strict")
+        try:
+            return cls.from_secret(text)
+        except InvalidKey as exc:
+            raise InvalidKey(f"key file {path}: {exc}") from None
+
+    @classmethod
+    def generate(cls) -> RelayKey:
+        """Make a new random key (from the OS's CSPRNG)."""
+        return cls(PrivateKey().secret, _token=_CONSTRUCT)
+
+    @property
+    def pubkey(self) -> str:
+        """The x-only public key, 64 lowercase hex (the relay's NIP-11 `self`)."""
+        return self._pubkey
+
+    @property
+    def npub(self) -> str:
+        """The public key as NIP-19 `npub1...`."""
+        return self._npub
+
+    def sign(self, id_hex: str, *, aux_rand32: bytes | None = None) -> str:
+        """Sign a 32-byte event id (64 hex) with BIP-340; return the 64-byte sig as 128 hex.
+
+        `aux_rand32` exists for the BIP-340 test vectors; leave it out so that every
+        signature gets fresh auxiliary randomness, as BIP-340 recommends.
+        """
+        if not isinstance(id_hex, str) or len(id_hex) != 64 or not _HEX.issuperset(id_hex):
+            raise ValueError("an event id must be 64 hexadecimal characters")
+        if aux_rand32 is not None and len(aux_rand32) != 32:
+            raise ValueError("aux_rand32 must be 32 bytes")
+        # coincurve reads b"" as "draw fresh randomness" (and None as "no randomness").
+        aux = b"" if aux_rand32 is None else aux_rand32
+        return self._private.sign_schnorr(bytes.fromhex(id_hex), aux).hex()
+
+    def secret_hex(self) -> str:
+        """The secret as 64 lowercase hex. Only for `buzz-admin keygen` to show a new key once."""
+        return self._private.secret.hex()
+
+    def nsec(self) -> str:
+        """The secret as `nsec1...`. Only for `buzz-admin keygen` to show a new key once."""
+        return nip19.encode_nsec(self._private.secret.hex())
+
+    def __repr__(self) -> str:
+        return f"RelayKey(pubkey={self._pubkey!r})"
+
+    __str__ = __repr__
+
+    def _refuse(self, *args: object) -> NoReturn:
+        raise TypeError("RelayKey cannot be pickled or copied: the secret stays in this process")
+
+    __reduce__ = _refuse
+    __reduce_ex__ = _refuse
+    __getstate__ = _refuse

@@ -1,0 +1,34 @@
+-- buzz.backfill_from_allowlist(p_community uuid) -> integer
+-- Seeds a new community: when its only member is its owner (or it has none), every allowlisted
+-- pubkey joins as 'member' (added_by 'allowlist'), with one list. Returns the number added;
+-- 0 (no change) when the community already has other members or the allowlist adds nobody.
+-- Raises: BZISO, BZNCM, BZARC.
+CREATE OR REPLACE FUNCTION buzz.backfill_from_allowlist(p_community uuid)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_added integer;
+BEGIN
+    PERFORM buzz_private.require_read_committed();
+    PERFORM buzz_private.lock_community(p_community);
+    IF EXISTS (SELECT FROM buzz_private.relay_members m
+               WHERE m.community_id = p_community AND m.role <> 'owner') THEN
+        RETURN 0;
+    END IF;
+    -- Two backfills at once: the second waits on the first's rows and then skips them.
+    INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
+    SELECT a.community_id, a.pubkey, 'member', 'allowlist'
+    FROM buzz_private.relay_allowlist a
+    WHERE a.community_id = p_community
+    ON CONFLICT (community_id, pubkey) DO NOTHING;
+    GET DIAGNOSTICS v_added = ROW_COUNT;
+    RETURN v_added;
+END
+$$;
+ALTER FUNCTION buzz.backfill_from_allowlist(uuid) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.backfill_from_allowlist(uuid) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.backfill_from_allowlist(uuid) TO buzz_writer;
+COMMENT ON FUNCTION buzz.backfill_from_allowlist(uuid) IS
+    'Copies the allowlist into members of a community that has only its owner.';

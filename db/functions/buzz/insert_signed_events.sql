@@ -1,0 +1,104 @@
+-- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF jsonb
+--
+-- Phase two of a list write. Takes one id and one signature per row of the last prepare, in
+-- its order (a repeated id as often as it was prepared), all in one call. Stores the 8000/8001
+-- events, makes each new list the live one (replacing the old), announces each list with
+-- NOTIFY buzz_membership (delivered at commit), clears this transaction's commit guard, and
+-- returns the signed events as NIP-01 JSON objects in prepare's order. With nothing prepared
+-- and empty arrays it returns no rows.
+--
+-- The database cannot check BIP-340 signatures; the signer verifies its own before it hands
+-- them over, and buzz-admin verify checks every live list.
+--
+-- Raises: BZSTL (counts or ids differ from the last prepare: unknown, missing, reordered, or
+-- prepared before a later change), BZSIG (a signature that is not 128 hex characters).
+CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
+RETURNS SETOF jsonb
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_xid xid8 := pg_catalog.pg_current_xact_id_if_assigned();
+    v_prepared integer;
+BEGIN
+    SELECT pg_catalog.count(*) INTO v_prepared
+    FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
+    IF p_ids IS NULL OR p_sigs IS NULL
+       OR pg_catalog.array_ndims(p_ids) > 1 OR pg_catalog.array_ndims(p_sigs) > 1
+       OR pg_catalog.cardinality(p_ids) <> v_prepared
+       OR pg_catalog.cardinality(p_sigs) <> v_prepared THEN
+        RAISE EXCEPTION 'expected % ids and % signatures, one per prepared event; got % and %',
+                v_prepared, v_prepared,
+                coalesce(pg_catalog.cardinality(p_ids)::text, 'NULL'),
+                coalesce(pg_catalog.cardinality(p_sigs)::text, 'NULL')
+            USING ERRCODE = 'BZSTL',
+                  HINT = 'Sign every row of the last buzz.prepare_membership_events, in order.';
+    END IF;
+    IF v_prepared = 0 THEN
+        RETURN;
+    END IF;
+    IF EXISTS (SELECT FROM buzz_private.tx_prepared_events e
+               JOIN pg_catalog.unnest(p_ids) WITH ORDINALITY AS i (id, position)
+                 ON i.position = e.position
+               WHERE e.xid = v_xid AND pg_catalog.lower(i.id) IS DISTINCT FROM e.id) THEN
+        RAISE EXCEPTION 'the ids are not those of the events prepared last in this transaction'
+            USING ERRCODE = 'BZSTL',
+                  HINT = 'Members changed after prepare, or the order differs: prepare again '
+                         'and sign what it returns.';
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.unnest(p_sigs) AS s (sig)
+               WHERE s.sig IS NULL OR s.sig !~ '^[0-9A-Fa-f]{128}$') THEN
+        RAISE EXCEPTION 'every signature must be 128 hexadecimal characters (BIP-340)'
+            USING ERRCODE = 'BZSIG';
+    END IF;
+
+    INSERT INTO buzz_private.membership_events
+        (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
+    SELECT e.community_id, e.id, e.pubkey, e.created_at, e.kind, e.member_pubkey,
+           pg_catalog.lower(s.sig)
+    FROM buzz_private.tx_prepared_events e
+    JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position) ON s.position = e.position
+    WHERE e.xid = v_xid AND e.kind <> 13534
+    ORDER BY e.position;
+
+    INSERT INTO buzz_private.member_lists AS l (community_id, id, pubkey, created_at, sig)
+    SELECT e.community_id, e.id, e.pubkey, e.created_at, pg_catalog.lower(s.sig)
+    FROM buzz_private.tx_prepared_events e
+    JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position) ON s.position = e.position
+    WHERE e.xid = v_xid AND e.kind = 13534
+    ON CONFLICT (community_id) DO UPDATE
+        SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
+            created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
+
+    -- NOTIFY is queued now and delivered only if and when this transaction commits.
+    PERFORM pg_catalog.pg_notify('buzz_membership',
+                                 pg_catalog.jsonb_build_object('community_id', e.community_id,
+                                                               'id', e.id,
+                                                               'kind', e.kind,
+                                                               'created_at', e.created_at)::text)
+    FROM buzz_private.tx_prepared_events e
+    WHERE e.xid = v_xid AND e.kind = 13534;
+
+    RETURN QUERY
+        SELECT CASE WHEN e.kind = 13534 THEN buzz_private.list_event(e.community_id)
+                    ELSE buzz_private.event_json(e.id, e.pubkey, e.created_at, e.kind,
+                                                 buzz_private.member_event_tags(e.member_pubkey),
+                                                 pg_catalog.lower(s.sig))
+               END
+        FROM buzz_private.tx_prepared_events e
+        JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
+          ON s.position = e.position
+        WHERE e.xid = v_xid
+        ORDER BY e.position;
+
+    -- Published: every change recorded so far is covered, and the commit guard is satisfied.
+    DELETE FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid;
+    DELETE FROM buzz_private.tx_member_changes ch WHERE ch.xid = v_xid;
+    DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
+END
+$$;
+ALTER FUNCTION buzz.insert_signed_events(text[], text[]) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.insert_signed_events(text[], text[]) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.insert_signed_events(text[], text[]) TO buzz_writer;
+COMMENT ON FUNCTION buzz.insert_signed_events(text[], text[]) IS
+    'Phase two of a list write: stores the signed events and makes the new lists live.';

@@ -1,0 +1,128 @@
+-- buzz.prepare_membership_events(p_relay_pubkey text)
+--   -> TABLE(community_id uuid, id text, kind integer, created_at bigint, serialized text)
+--
+-- Phase one of a list write. For every community this transaction changed (or marked for
+-- republish), in ascending list-lock-key order: takes the community's list lock, the last lock
+-- of the transaction, then reads the members and returns, unsigned, the new kind 13534 list and
+-- the kind 8000/8001 events for pubkeys that became or stopped being members (net effect
+-- within the transaction), all with the list's created_at. `serialized` is the exact NIP-01
+-- array whose sha256 is `id`. Rows per community: the list, then 8000s, then 8001s, each by
+-- pubkey. No rows when nothing changed. A second call replaces the first call's unsigned set.
+--
+-- created_at: the later of the clock (whole seconds) and one second past the community's
+-- newest list. More than max_list_lead_seconds ahead of the clock (settings, default 300):
+-- BZLAG. Records the relay key on first use; another key: BZKEY.
+--
+-- Raises: BZIPK (malformed key), BZISO (not READ COMMITTED), BZKEY, BZLAG, BZARC (members of
+-- a community archived before its list lock was granted were changed).
+-- Locks: relay-key lock shared, list locks (advisory, transaction scope).
+CREATE OR REPLACE FUNCTION buzz.prepare_membership_events(p_relay_pubkey text)
+RETURNS TABLE (community_id uuid, id text, kind integer, created_at bigint, serialized text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_pubkey text := buzz_private.normalize_pubkey(p_relay_pubkey, 'p_relay_pubkey');
+    v_xid xid8;
+    v_max_lead integer;
+    v_pending record;
+    v_archived boolean;
+    v_clock bigint;
+    v_created_at bigint;
+    v_serialized text;
+    v_position integer := 0;
+    v_added integer;
+BEGIN
+    PERFORM buzz_private.require_read_committed();
+    PERFORM buzz_private.check_relay_key(v_pubkey);
+    v_xid := pg_catalog.pg_current_xact_id_if_assigned();
+    IF v_xid IS NULL THEN
+        RETURN;  -- this transaction has written nothing
+    END IF;
+    DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
+    SELECT s.max_list_lead_seconds INTO v_max_lead FROM buzz_private.settings s;
+
+    FOR v_pending IN
+        SELECT p.community_id, p.rebuild
+        FROM buzz_private.tx_pending_lists p
+        WHERE p.xid = v_xid
+        ORDER BY buzz_private.list_lock_key(p.community_id), p.community_id
+    LOOP
+        PERFORM pg_catalog.pg_advisory_xact_lock(buzz_private.list_lock_key(v_pending.community_id));
+        -- Every statement from here on sees whatever committed before the lock was granted.
+        SELECT c.archived_at IS NOT NULL INTO v_archived
+        FROM buzz_private.communities c
+        WHERE c.community_id = v_pending.community_id;
+        IF NOT FOUND THEN
+            -- Deleted in this transaction: no list and no 8001 events.
+            PERFORM buzz_private.forget_community_changes(v_xid, v_pending.community_id);
+            CONTINUE;
+        END IF;
+        IF v_archived AND EXISTS (SELECT FROM buzz_private.tx_member_changes ch
+                                  WHERE ch.xid = v_xid
+                                    AND ch.community_id = v_pending.community_id) THEN
+            RAISE EXCEPTION 'community % was archived; its members cannot change',
+                    v_pending.community_id
+                USING ERRCODE = 'BZARC', HINT = 'Unarchive it with buzz.unarchive_community first.';
+        END IF;
+
+        v_clock := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()));
+        SELECT pg_catalog.max(l.created_at) + 1 INTO v_created_at
+        FROM buzz_private.member_lists l
+        WHERE l.community_id = v_pending.community_id;
+        v_created_at := greatest(v_clock, v_created_at);
+        IF v_created_at - v_clock > v_max_lead THEN
+            RAISE EXCEPTION 'the list of community % would be % s ahead of the clock (at most % s)',
+                    v_pending.community_id, v_created_at - v_clock, v_max_lead
+                USING ERRCODE = 'BZLAG',
+                      HINT = 'Batch changes into one transaction (one list), or retry later.';
+        END IF;
+
+        PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
+        v_serialized := buzz_private.serialize_event(
+            v_pubkey, v_created_at, 13534, buzz_private.list_tags(v_pending.community_id));
+        v_position := v_position + 1;
+        INSERT INTO buzz_private.tx_prepared_events
+            (xid, position, community_id, id, pubkey, kind, created_at)
+        VALUES (v_xid, v_position, v_pending.community_id, buzz_private.event_id(v_serialized),
+                v_pubkey, 13534, v_created_at)
+        RETURNING tx_prepared_events.id INTO id;
+        community_id := v_pending.community_id;
+        kind := 13534;
+        created_at := v_created_at;
+        serialized := v_serialized;
+        RETURN NEXT;
+
+        -- Net effect: a pubkey added and removed again in this transaction gets neither event.
+        INSERT INTO buzz_private.tx_prepared_events
+            (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
+        SELECT v_xid, v_position + pg_catalog.row_number() OVER (ORDER BY ev.kind, ev.pubkey),
+               v_pending.community_id,
+               buzz_private.event_id(buzz_private.serialize_event(
+                   v_pubkey, v_created_at, ev.kind, buzz_private.member_event_tags(ev.pubkey))),
+               v_pubkey, ev.kind, v_created_at, ev.pubkey
+        FROM (SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
+              FROM buzz_private.tx_member_changes ch
+              WHERE ch.xid = v_xid
+                AND ch.community_id = v_pending.community_id
+                AND ch.was_member <> EXISTS (
+                        SELECT FROM buzz_private.relay_members m
+                        WHERE m.community_id = ch.community_id AND m.pubkey = ch.pubkey)
+             ) AS ev;
+        GET DIAGNOSTICS v_added = ROW_COUNT;
+        RETURN QUERY
+            SELECT e.community_id, e.id, e.kind, e.created_at,
+                   buzz_private.serialize_event(e.pubkey, e.created_at, e.kind,
+                                                buzz_private.member_event_tags(e.member_pubkey))
+            FROM buzz_private.tx_prepared_events e
+            WHERE e.xid = v_xid AND e.position > v_position
+            ORDER BY e.position;
+        v_position := v_position + v_added;
+    END LOOP;
+END
+$$;
+ALTER FUNCTION buzz.prepare_membership_events(text) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.prepare_membership_events(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.prepare_membership_events(text) TO buzz_writer;
+COMMENT ON FUNCTION buzz.prepare_membership_events(text) IS
+    'Phase one of a list write: takes the list locks and returns the unsigned events.';

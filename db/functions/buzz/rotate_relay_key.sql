@@ -1,0 +1,39 @@
+-- buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL) -> integer
+-- Changes the relay key: records p_new_pubkey (from then on prepare accepts only it) and
+-- marks up to p_limit communities (all when NULL), archived ones included, whose live list is
+-- signed by another key, for a new list in this transaction. Returns how many it marked. Call
+-- it again, each time in a transaction of its own, until it returns 0.
+-- Waits for every transaction that prepared with the old key: none commits after this does.
+-- Raises: BZIPK, 22023 (p_limit below 1), BZISO.
+CREATE OR REPLACE FUNCTION buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = ''
+AS $$
+DECLARE
+    v_pubkey text := buzz_private.normalize_pubkey(p_new_pubkey, 'p_new_pubkey');
+    v_communities uuid[];
+BEGIN
+    IF p_limit < 1 THEN
+        RAISE EXCEPTION 'p_limit must be NULL (all) or at least 1'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM buzz_private.require_read_committed();
+    PERFORM buzz_private.lock_relay_key(true);
+    INSERT INTO buzz_private.relay_key AS k (pubkey) VALUES (v_pubkey)
+    ON CONFLICT (singleton) DO UPDATE SET pubkey = EXCLUDED.pubkey, recorded_at = pg_catalog.now()
+        WHERE k.pubkey <> EXCLUDED.pubkey;
+    v_communities := ARRAY(
+        SELECT l.community_id FROM buzz_private.member_lists l
+        WHERE l.pubkey <> v_pubkey
+        ORDER BY l.community_id
+        LIMIT p_limit);
+    PERFORM buzz_private.mark_for_list(v_communities, true);
+    RETURN pg_catalog.cardinality(v_communities);
+END
+$$;
+ALTER FUNCTION buzz.rotate_relay_key(text, integer) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.rotate_relay_key(text, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.rotate_relay_key(text, integer) TO buzz_writer;
+COMMENT ON FUNCTION buzz.rotate_relay_key(text, integer) IS
+    'Records a new relay key and marks communities whose list another key signed.';

@@ -1,0 +1,369 @@
+"""One Python call per SQL write path, each a whole transaction that ends with its signed list.
+
+    membership = Membership.connect(database_url, RelayKey.from_env())
+    write = membership.add_relay_member(community_id, pubkey)
+    write.outcome    # 'added' / 'already_member'
+    write.snapshot   # the signed kind 13534 list now live, or None when nothing changed
+
+Several writes share one transaction, and one list per community:
+
+    with membership.transaction() as tx:
+        tx.add_relay_member(community_id, alice)
+        tx.remove_relay_member(community_id, bob)
+    tx.lists[community_id]   # the one list written for both
+
+Every write runs: the SQL write, then prepare (the database takes the community's list lock
+and returns the unsigned events), the signer's checks and signatures, insert of the
+signatures, COMMIT. Anything failing on the way rolls the whole transaction back. Business
+rules live in the database; this layer binds parameters and signs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, TypeVar
+
+import psycopg
+from psycopg.rows import dict_row
+
+from .errors import translated
+from .keys import RelayKey
+from .nostr import KIND_MEMBERSHIP_LIST
+from .signer import PreparedEvent, Signer
+
+Community = uuid.UUID | str
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class MembershipWrite:
+    """What a write call did.
+
+    outcome: the word the SQL function answered ('added', 'already_member', ...) or, for
+        the batch functions, the number of rows it changed.
+    snapshot: the signed list the call made live for its community, None when it changed
+        nothing (a call for several communities, such as rotate_relay_key, leaves it None:
+        see lists).
+    events: every signed event of the transaction (lists, 8000, 8001), in prepare's order.
+    details: the other columns of table-returning functions (community_id, use_count, ...).
+    """
+
+    outcome: Any
+    snapshot: dict[str, Any] | None
+    events: tuple[dict[str, Any], ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+
+class Invite(NamedTuple):
+    invite_id: uuid.UUID
+    code: str
+    expires_at: dt.datetime
+
+
+class Member(NamedTuple):
+    pubkey: str
+    role: str
+    added_by: str | None
+    joined_at: dt.datetime
+
+
+class Drift(NamedTuple):
+    community_id: uuid.UUID
+    problem: str
+    detail: str
+
+
+class MembershipTransaction:
+    """The write paths inside one open transaction; published by Membership.transaction().
+
+    Each method returns what its SQL function answered. After the block, `events` holds
+    every signed event and `lists` the signed list of each community that changed.
+    """
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+        self.events: tuple[dict[str, Any], ...] = ()
+        self.lists: dict[str, dict[str, Any]] = {}
+
+    def _value(self, sql: str, *params: Any) -> Any:
+        with translated():
+            return self._conn.execute(sql, params).fetchone()[0]
+
+    def _row(self, sql: str, *params: Any) -> dict[str, Any]:
+        with translated(), self._conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(sql, params).fetchone()
+
+    # Membership writes
+
+    def create_community(self, host: str, owner: str) -> dict[str, Any]:
+        """{'community_id': uuid or None, 'outcome': created | exists | host_taken | limit_reached}"""
+        return self._row("SELECT * FROM buzz.create_community(%s, %s)", host, owner)
+
+    def add_relay_member(
+        self, community: Community, pubkey: str, role: str = "member", added_by: str | None = None
+    ) -> str:
+        return self._value("SELECT buzz.add_relay_member(%s, %s, %s, %s)",
+                           community, pubkey, role, added_by)
+
+    def add_relay_members(
+        self, community: Community, pubkeys: Sequence[str], role: str = "member",
+        added_by: str | None = None,
+    ) -> int:
+        return self._value("SELECT buzz.add_relay_members(%s, %s::text[], %s, %s)",
+                           community, list(pubkeys), role, added_by)
+
+    def claim_relay_membership(
+        self, community: Community, pubkey: str, policy_version: str | None = None
+    ) -> str:
+        return self._value("SELECT buzz.claim_relay_membership(%s, %s, %s)",
+                           community, pubkey, policy_version)
+
+    def claim_relay_invite(
+        self, community: Community, code: str, pubkey: str, policy_version: str | None = None
+    ) -> dict[str, Any]:
+        """{'outcome': ..., 'use_count': int | None, 'uses_remaining': int | None}"""
+        return self._row("SELECT * FROM buzz.claim_relay_invite(%s, %s, %s, %s)",
+                         community, code, pubkey, policy_version)
+
+    def remove_relay_member(self, community: Community, pubkey: str) -> str:
+        return self._value("SELECT buzz.remove_relay_member(%s, %s)", community, pubkey)
+
+    def remove_relay_member_if_role(self, community: Community, pubkey: str, role: str) -> str:
+        return self._value("SELECT buzz.remove_relay_member_if_role(%s, %s, %s)",
+                           community, pubkey, role)
+
+    def update_relay_member_role(self, community: Community, pubkey: str, role: str) -> str:
+        return self._value("SELECT buzz.update_relay_member_role(%s, %s, %s)",
+                           community, pubkey, role)
+
+    def bootstrap_owner(self, community: Community, pubkey: str) -> str:
+        return self._value("SELECT buzz.bootstrap_owner(%s, %s)", community, pubkey)
+
+    def transfer_ownership(
+        self, community: Community, new_owner: str, expected_owner: str | None = None
+    ) -> str:
+        return self._value("SELECT buzz.transfer_ownership(%s, %s, %s)",
+                           community, new_owner, expected_owner)
+
+    def backfill_from_allowlist(self, community: Community) -> int:
+        return self._value("SELECT buzz.backfill_from_allowlist(%s)", community)
+
+    def republish_member_list(self, community: Community) -> None:
+        self._value("SELECT buzz.republish_member_list(%s)", community)
+
+    def rotate_relay_key(self, new_pubkey: str, limit: int | None = None) -> int:
+        return self._value("SELECT buzz.rotate_relay_key(%s, %s)", new_pubkey, limit)
+
+    def delete_community(self, community: Community) -> str:
+        return self._value("SELECT buzz.delete_community(%s)", community)
+
+    # Writes that change no member (no list), offered here so they can share a transaction
+
+    def create_relay_invite(
+        self, community: Community, created_by: str, max_uses: int | None = 1,
+        ttl: dt.timedelta = dt.timedelta(hours=72),
+    ) -> Invite:
+        row = self._row("SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s)",
+                        community, created_by, max_uses, ttl)
+        return Invite(**row)
+
+    def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
+        return self._value("SELECT buzz.revoke_relay_invite(%s, %s)", community, invite_id)
+
+    def allowlist_add(self, community: Community, pubkey: str, note: str | None = None) -> str:
+        return self._value("SELECT buzz.allowlist_add(%s, %s, %s)", community, pubkey, note)
+
+    def archive_community(self, community: Community) -> str:
+        return self._value("SELECT buzz.archive_community(%s)", community)
+
+    def unarchive_community(self, community: Community) -> str:
+        return self._value("SELECT buzz.unarchive_community(%s)", community)
+
+
+class Membership:
+    """The membership API over one connection, signing with the relay key.
+
+    The connection should be in autocommit mode (Membership.connect makes one): each call
+    is then its own transaction. Inside a transaction the caller opened, a call runs in a
+    savepoint and the caller's COMMIT publishes; the commit guard still holds it to its list.
+    """
+
+    def __init__(self, conn: psycopg.Connection[Any], key: RelayKey) -> None:
+        self.conn = conn
+        self.signer = Signer(key)
+
+    @classmethod
+    def connect(cls, conninfo: str, key: RelayKey, **kwargs: Any) -> Membership:
+        with translated():
+            conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
+        return cls(conn, key)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Membership:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[MembershipTransaction]:
+        """One transaction for the writes in the block, then their lists, then COMMIT."""
+        tx = MembershipTransaction(self.conn)
+        with translated(), self.conn.transaction():
+            yield tx
+            tx.events, tx.lists = self._publish()
+
+    def _publish(self) -> tuple[tuple[dict[str, Any], ...], dict[str, dict[str, Any]]]:
+        """Prepare, check and sign, insert: the signed events and the lists by community."""
+        rows = self.conn.execute(
+            "SELECT community_id, id, kind, created_at, serialized"
+            " FROM buzz.prepare_membership_events(%s)", (self.signer.pubkey,)
+        ).fetchall()
+        prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+        sigs = self.signer.sign_all(prepared)
+        events = tuple(
+            r[0] for r in self.conn.execute(
+                "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
+                ([ev.id for ev in prepared], sigs),
+            )
+        )
+        lists = {
+            ev.community_id: signed
+            for ev, signed in zip(prepared, events, strict=True)
+            if ev.kind == KIND_MEMBERSHIP_LIST
+        }
+        return events, lists
+
+    def _write(self, community: Community | None, call: Callable[[MembershipTransaction], T],
+               ) -> MembershipWrite:
+        with self.transaction() as tx:
+            answer = call(tx)
+        outcome, details = answer, {}
+        if isinstance(answer, dict):
+            details = dict(answer)
+            outcome = details.pop("outcome")
+            community = details.get("community_id") or community
+        snapshot = tx.lists.get(str(community)) if community is not None else None
+        return MembershipWrite(outcome, snapshot, tx.events, details)
+
+    # One whole transaction per write path.
+
+    def create_community(self, host: str, owner: str) -> MembershipWrite:
+        return self._write(None, lambda tx: tx.create_community(host, owner))
+
+    def add_relay_member(
+        self, community: Community, pubkey: str, role: str = "member", added_by: str | None = None
+    ) -> MembershipWrite:
+        return self._write(community,
+                           lambda tx: tx.add_relay_member(community, pubkey, role, added_by))
+
+    def add_relay_members(
+        self, community: Community, pubkeys: Sequence[str], role: str = "member",
+        added_by: str | None = None,
+    ) -> MembershipWrite:
+        return self._write(community,
+                           lambda tx: tx.add_relay_members(community, pubkeys, role, added_by))
+
+    def claim_relay_membership(
+        self, community: Community, pubkey: str, policy_version: str | None = None
+    ) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.claim_relay_membership(
+            community, pubkey, policy_version))
+
+    def claim_relay_invite(
+        self, community: Community, code: str, pubkey: str, policy_version: str | None = None
+    ) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.claim_relay_invite(
+            community, code, pubkey, policy_version))
+
+    def remove_relay_member(self, community: Community, pubkey: str) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.remove_relay_member(community, pubkey))
+
+    def remove_relay_member_if_role(
+        self, community: Community, pubkey: str, role: str
+    ) -> MembershipWrite:
+        return self._write(community,
+                           lambda tx: tx.remove_relay_member_if_role(community, pubkey, role))
+
+    def update_relay_member_role(
+        self, community: Community, pubkey: str, role: str
+    ) -> MembershipWrite:
+        return self._write(community,
+                           lambda tx: tx.update_relay_member_role(community, pubkey, role))
+
+    def bootstrap_owner(self, community: Community, pubkey: str) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.bootstrap_owner(community, pubkey))
+
+    def transfer_ownership(
+        self, community: Community, new_owner: str, expected_owner: str | None = None
+    ) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.transfer_ownership(
+            community, new_owner, expected_owner))
+
+    def backfill_from_allowlist(self, community: Community) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.backfill_from_allowlist(community))
+
+    def republish_member_list(self, community: Community) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.republish_member_list(community))
+
+    def rotate_relay_key(self, new_pubkey: str, limit: int | None = None) -> MembershipWrite:
+        """Marks up to `limit` communities and publishes their lists with this signer's key.
+
+        This Membership must already sign with the new key. Call until outcome is 0.
+        """
+        return self._write(None, lambda tx: tx.rotate_relay_key(new_pubkey, limit))
+
+    def delete_community(self, community: Community) -> MembershipWrite:
+        return self._write(community, lambda tx: tx.delete_community(community))
+
+    def create_relay_invite(
+        self, community: Community, created_by: str, max_uses: int | None = 1,
+        ttl: dt.timedelta = dt.timedelta(hours=72),
+    ) -> Invite:
+        with self.transaction() as tx:
+            return tx.create_relay_invite(community, created_by, max_uses, ttl)
+
+    def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
+        with self.transaction() as tx:
+            return tx.revoke_relay_invite(community, invite_id)
+
+    def allowlist_add(self, community: Community, pubkey: str, note: str | None = None) -> str:
+        with self.transaction() as tx:
+            return tx.allowlist_add(community, pubkey, note)
+
+    def archive_community(self, community: Community) -> str:
+        with self.transaction() as tx:
+            return tx.archive_community(community)
+
+    def unarchive_community(self, community: Community) -> str:
+        with self.transaction() as tx:
+            return tx.unarchive_community(community)
+
+    # Reads
+
+    def _read(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with translated():
+            return self.conn.execute(sql, params).fetchall()
+
+    def community_id(self, host: str) -> uuid.UUID | None:
+        return self._read("SELECT buzz.community_id(%s)", host)[0][0]
+
+    def relay_members(self, community: Community) -> list[Member]:
+        return [Member(*r) for r in self._read("SELECT * FROM buzz.relay_members(%s)", community)]
+
+    def member_list(self, community: Community) -> dict[str, Any] | None:
+        return self._read("SELECT buzz.member_list(%s)", community)[0][0]
+
+    def membership_events(self, community: Community, since: int = 0) -> list[dict[str, Any]]:
+        return [r[0] for r in self._read("SELECT buzz.membership_events(%s, %s)", community, since)]
+
+    def member_list_drift(self, community: Community | None = None) -> list[Drift]:
+        return [Drift(*r) for r in self._read("SELECT * FROM buzz.member_list_drift(%s)",
+                                              community)]

@@ -30,9 +30,11 @@ def show(what: str, write: MembershipWrite) -> None:
         print(f"  {what:<48} -> {write.outcome:<16} (no change, no list)")
     else:
         members = len(write.snapshot["tags"]) - 1
-        print(f"  {what:<48} -> {write.outcome!s:<16} list {write.snapshot['id'][:12]}… "
-              f"created_at {write.snapshot['created_at']}, {members} members, "
-              f"{len(write.events) - 1} 8000/8001 event(s)")
+        print(
+            f"  {what:<48} -> {write.outcome!s:<16} list {write.snapshot['id'][:12]}… "
+            f"created_at {write.snapshot['created_at']}, {members} members, "
+            f"{len(write.events) - 1} 8000/8001 event(s)"
+        )
 
 
 def main() -> int:
@@ -60,27 +62,39 @@ def main() -> int:
 
         show("add_relay_member(alice)", m.add_relay_member(community, pk["alice"]))
         show("add_relay_member(bob, admin)", m.add_relay_member(community, pk["bob"], "admin"))
-        show("claim_relay_membership(carol, policy v1)",
-             m.claim_relay_membership(community, pk["carol"], "v1"))
+        show(
+            "claim_relay_membership(carol, policy v1)",
+            m.claim_relay_membership(community, pk["carol"], "v1"),
+        )
         show("add_relay_member(alice) again", m.add_relay_member(community, pk["alice"]))
         invite = m.create_relay_invite(community, pk["bob"], max_uses=2)
-        print(f"  create_relay_invite(max 2 uses)                  -> code shown once: {invite.code}")
+        print(
+            f"  create_relay_invite(max 2 uses)                  -> code shown once: {invite.code}"
+        )
         claim = m.claim_relay_invite(community, invite.code, pk["dave"])
         show(f"claim_relay_invite(dave) [{claim.details['uses_remaining']} use left]", claim)
-        show("update_relay_member_role(bob, member)",
-             m.update_relay_member_role(community, pk["bob"], "member"))
-        show("remove_relay_member_if_role(carol, admin)",
-             m.remove_relay_member_if_role(community, pk["carol"], "admin"))
+        show(
+            "update_relay_member_role(bob, member)",
+            m.update_relay_member_role(community, pk["bob"], "member"),
+        )
+        show(
+            "remove_relay_member_if_role(carol, admin)",
+            m.remove_relay_member_if_role(community, pk["carol"], "admin"),
+        )
         show("remove_relay_member(carol)", m.remove_relay_member(community, pk["carol"]))
         show("remove_relay_member(owner)", m.remove_relay_member(community, pk["owner"]))
-        show("transfer_ownership(alice, expected owner)",
-             m.transfer_ownership(community, pk["alice"], pk["owner"]))
+        show(
+            "transfer_ownership(alice, expected owner)",
+            m.transfer_ownership(community, pk["alice"], pk["owner"]),
+        )
 
         print("4. one transaction, three changes, one list:")
         with m.transaction() as tx:
-            print(f"  add erin: {tx.add_relay_member(community, pk['erin'])}, "
-                  f"add frank: {tx.add_relay_member(community, pk['frank'])}, "
-                  f"remove dave: {tx.remove_relay_member(community, pk['dave'])}")
+            print(
+                f"  add erin: {tx.add_relay_member(community, pk['erin'])}, "
+                f"add frank: {tx.add_relay_member(community, pk['frank'])}, "
+                f"remove dave: {tx.remove_relay_member(community, pk['dave'])}"
+            )
         kinds = [ev["kind"] for ev in tx.events]
         print(f"  events: {kinds}")
 

@@ -104,9 +104,20 @@ class DatabaseFailure(BuzzError):
 _BY_SQLSTATE: dict[str, type[BuzzError]] = {
     cls.sqlstate: cls
     for cls in (
-        InvalidPubkey, InvalidRole, InvalidHost, InvalidInvite, InvalidParameter,
-        TooManyValues, CommunityNotFound, CommunityArchived, WrongIsolation, ListTooFarAhead,
-        StaleSignatures, MalformedSignature, UnsignedChange, RelayKeyMismatch,
+        InvalidPubkey,
+        InvalidRole,
+        InvalidHost,
+        InvalidInvite,
+        InvalidParameter,
+        TooManyValues,
+        CommunityNotFound,
+        CommunityArchived,
+        WrongIsolation,
+        ListTooFarAhead,
+        StaleSignatures,
+        MalformedSignature,
+        UnsignedChange,
+        RelayKeyMismatch,
     )
 }
 

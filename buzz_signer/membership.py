@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar
 
 import psycopg
 from psycopg.rows import dict_row
@@ -56,7 +56,6 @@ class MembershipWrite:
     snapshot: dict[str, Any] | None
     events: tuple[dict[str, Any], ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
-
 
 
 class Invite(NamedTuple):
@@ -107,39 +106,56 @@ class MembershipTransaction:
     def add_relay_member(
         self, community: Community, pubkey: str, role: str = "member", added_by: str | None = None
     ) -> str:
-        return self._value("SELECT buzz.add_relay_member(%s, %s, %s, %s)",
-                           community, pubkey, role, added_by)
+        return self._value(
+            "SELECT buzz.add_relay_member(%s, %s, %s, %s)", community, pubkey, role, added_by
+        )
 
     def add_relay_members(
-        self, community: Community, pubkeys: Sequence[str], role: str = "member",
+        self,
+        community: Community,
+        pubkeys: Sequence[str],
+        role: str = "member",
         added_by: str | None = None,
     ) -> int:
-        return self._value("SELECT buzz.add_relay_members(%s, %s::text[], %s, %s)",
-                           community, list(pubkeys), role, added_by)
+        return self._value(
+            "SELECT buzz.add_relay_members(%s, %s::text[], %s, %s)",
+            community,
+            list(pubkeys),
+            role,
+            added_by,
+        )
 
     def claim_relay_membership(
         self, community: Community, pubkey: str, policy_version: str | None = None
     ) -> str:
-        return self._value("SELECT buzz.claim_relay_membership(%s, %s, %s)",
-                           community, pubkey, policy_version)
+        return self._value(
+            "SELECT buzz.claim_relay_membership(%s, %s, %s)", community, pubkey, policy_version
+        )
 
     def claim_relay_invite(
         self, community: Community, code: str, pubkey: str, policy_version: str | None = None
     ) -> dict[str, Any]:
         """{'outcome': ..., 'use_count': int | None, 'uses_remaining': int | None}"""
-        return self._row("SELECT * FROM buzz.claim_relay_invite(%s, %s, %s, %s)",
-                         community, code, pubkey, policy_version)
+        return self._row(
+            "SELECT * FROM buzz.claim_relay_invite(%s, %s, %s, %s)",
+            community,
+            code,
+            pubkey,
+            policy_version,
+        )
 
     def remove_relay_member(self, community: Community, pubkey: str) -> str:
         return self._value("SELECT buzz.remove_relay_member(%s, %s)", community, pubkey)
 
     def remove_relay_member_if_role(self, community: Community, pubkey: str, role: str) -> str:
-        return self._value("SELECT buzz.remove_relay_member_if_role(%s, %s, %s)",
-                           community, pubkey, role)
+        return self._value(
+            "SELECT buzz.remove_relay_member_if_role(%s, %s, %s)", community, pubkey, role
+        )
 
     def update_relay_member_role(self, community: Community, pubkey: str, role: str) -> str:
-        return self._value("SELECT buzz.update_relay_member_role(%s, %s, %s)",
-                           community, pubkey, role)
+        return self._value(
+            "SELECT buzz.update_relay_member_role(%s, %s, %s)", community, pubkey, role
+        )
 
     def bootstrap_owner(self, community: Community, pubkey: str) -> str:
         return self._value("SELECT buzz.bootstrap_owner(%s, %s)", community, pubkey)
@@ -147,8 +163,9 @@ class MembershipTransaction:
     def transfer_ownership(
         self, community: Community, new_owner: str, expected_owner: str | None = None
     ) -> str:
-        return self._value("SELECT buzz.transfer_ownership(%s, %s, %s)",
-                           community, new_owner, expected_owner)
+        return self._value(
+            "SELECT buzz.transfer_ownership(%s, %s, %s)", community, new_owner, expected_owner
+        )
 
     def backfill_from_allowlist(self, community: Community) -> int:
         return self._value("SELECT buzz.backfill_from_allowlist(%s)", community)
@@ -165,11 +182,19 @@ class MembershipTransaction:
     # Writes that change no member (no list), offered here so they can share a transaction
 
     def create_relay_invite(
-        self, community: Community, created_by: str, max_uses: int | None = 1,
+        self,
+        community: Community,
+        created_by: str,
+        max_uses: int | None = 1,
         ttl: dt.timedelta = dt.timedelta(hours=72),
     ) -> Invite:
-        row = self._row("SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s)",
-                        community, created_by, max_uses, ttl)
+        row = self._row(
+            "SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s)",
+            community,
+            created_by,
+            max_uses,
+            ttl,
+        )
         return Invite(**row)
 
     def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
@@ -206,7 +231,7 @@ class Membership:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> Membership:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -224,12 +249,14 @@ class Membership:
         """Prepare, check and sign, insert: the signed events and the lists by community."""
         rows = self.conn.execute(
             "SELECT community_id, id, kind, created_at, serialized"
-            " FROM buzz.prepare_membership_events(%s)", (self.signer.pubkey,)
+            " FROM buzz.prepare_membership_events(%s)",
+            (self.signer.pubkey,),
         ).fetchall()
         prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
         sigs = self.signer.sign_all(prepared)
         events = tuple(
-            r[0] for r in self.conn.execute(
+            r[0]
+            for r in self.conn.execute(
                 "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
                 ([ev.id for ev in prepared], sigs),
             )
@@ -241,8 +268,11 @@ class Membership:
         }
         return events, lists
 
-    def _write(self, community: Community | None, call: Callable[[MembershipTransaction], T],
-               ) -> MembershipWrite:
+    def _write(
+        self,
+        community: Community | None,
+        call: Callable[[MembershipTransaction], T],
+    ) -> MembershipWrite:
         with self.transaction() as tx:
             answer = call(tx)
         outcome, details = answer, {}
@@ -261,27 +291,34 @@ class Membership:
     def add_relay_member(
         self, community: Community, pubkey: str, role: str = "member", added_by: str | None = None
     ) -> MembershipWrite:
-        return self._write(community,
-                           lambda tx: tx.add_relay_member(community, pubkey, role, added_by))
+        return self._write(
+            community, lambda tx: tx.add_relay_member(community, pubkey, role, added_by)
+        )
 
     def add_relay_members(
-        self, community: Community, pubkeys: Sequence[str], role: str = "member",
+        self,
+        community: Community,
+        pubkeys: Sequence[str],
+        role: str = "member",
         added_by: str | None = None,
     ) -> MembershipWrite:
-        return self._write(community,
-                           lambda tx: tx.add_relay_members(community, pubkeys, role, added_by))
+        return self._write(
+            community, lambda tx: tx.add_relay_members(community, pubkeys, role, added_by)
+        )
 
     def claim_relay_membership(
         self, community: Community, pubkey: str, policy_version: str | None = None
     ) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.claim_relay_membership(
-            community, pubkey, policy_version))
+        return self._write(
+            community, lambda tx: tx.claim_relay_membership(community, pubkey, policy_version)
+        )
 
     def claim_relay_invite(
         self, community: Community, code: str, pubkey: str, policy_version: str | None = None
     ) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.claim_relay_invite(
-            community, code, pubkey, policy_version))
+        return self._write(
+            community, lambda tx: tx.claim_relay_invite(community, code, pubkey, policy_version)
+        )
 
     def remove_relay_member(self, community: Community, pubkey: str) -> MembershipWrite:
         return self._write(community, lambda tx: tx.remove_relay_member(community, pubkey))
@@ -289,14 +326,16 @@ class Membership:
     def remove_relay_member_if_role(
         self, community: Community, pubkey: str, role: str
     ) -> MembershipWrite:
-        return self._write(community,
-                           lambda tx: tx.remove_relay_member_if_role(community, pubkey, role))
+        return self._write(
+            community, lambda tx: tx.remove_relay_member_if_role(community, pubkey, role)
+        )
 
     def update_relay_member_role(
         self, community: Community, pubkey: str, role: str
     ) -> MembershipWrite:
-        return self._write(community,
-                           lambda tx: tx.update_relay_member_role(community, pubkey, role))
+        return self._write(
+            community, lambda tx: tx.update_relay_member_role(community, pubkey, role)
+        )
 
     def bootstrap_owner(self, community: Community, pubkey: str) -> MembershipWrite:
         return self._write(community, lambda tx: tx.bootstrap_owner(community, pubkey))
@@ -304,8 +343,9 @@ class Membership:
     def transfer_ownership(
         self, community: Community, new_owner: str, expected_owner: str | None = None
     ) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.transfer_ownership(
-            community, new_owner, expected_owner))
+        return self._write(
+            community, lambda tx: tx.transfer_ownership(community, new_owner, expected_owner)
+        )
 
     def backfill_from_allowlist(self, community: Community) -> MembershipWrite:
         return self._write(community, lambda tx: tx.backfill_from_allowlist(community))
@@ -324,7 +364,10 @@ class Membership:
         return self._write(community, lambda tx: tx.delete_community(community))
 
     def create_relay_invite(
-        self, community: Community, created_by: str, max_uses: int | None = 1,
+        self,
+        community: Community,
+        created_by: str,
+        max_uses: int | None = 1,
         ttl: dt.timedelta = dt.timedelta(hours=72),
     ) -> Invite:
         with self.transaction() as tx:
@@ -365,5 +408,6 @@ class Membership:
         return [r[0] for r in self._read("SELECT buzz.membership_events(%s, %s)", community, since)]
 
     def member_list_drift(self, community: Community | None = None) -> list[Drift]:
-        return [Drift(*r) for r in self._read("SELECT * FROM buzz.member_list_drift(%s)",
-                                              community)]
+        return [
+            Drift(*r) for r in self._read("SELECT * FROM buzz.member_list_drift(%s)", community)
+        ]

@@ -31,7 +31,9 @@ def run_sql(sql: str) -> None:
 
 
 def function_files() -> list[Path]:
-    return [f for schema in FUNCTION_SCHEMAS for f in sorted((FUNCTIONS_DIR / schema).glob("*.sql"))]
+    return [
+        f for schema in FUNCTION_SCHEMAS for f in sorted((FUNCTIONS_DIR / schema).glob("*.sql"))
+    ]
 
 
 def apply_functions(conn: psycopg.Connection) -> None:

@@ -9,6 +9,7 @@ form, before any of them is signed.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,7 +28,11 @@ from .nostr import (
 __all__ = ["PreparedEvent", "RefusedToSign", "Signer"]
 
 _KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER))
-_ROLES = ("owner", "admin", "member")
+# The canonical text of a 13534 list, in pieces (see Signer._parse_list).
+_MEMBER_TAG = ',["member","'
+_ROLE_ENDINGS = frozenset(f'","{role}"]' for role in ("owner", "admin", "member"))
+_OWNER_ENDING = '","owner"]'
+_LIST_TAIL = '],""]'
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,10 @@ class Signer:
 
     def check(self, ev: PreparedEvent) -> list[Any]:
         """Return the parsed NIP-01 array if `ev` may be signed, else raise RefusedToSign."""
+        self._refuse_unless_signable(ev)
+        return json.loads(ev.serialized)
+
+    def _refuse_unless_signable(self, ev: PreparedEvent) -> None:
         what = _label(ev)
         serialized = ev.serialized
         if type(serialized) is not str:
@@ -75,8 +84,60 @@ class Signer:
             raise RefusedToSign(f"{what}: serialized is not valid UTF-8 text") from None
         if digest != ev.id:
             raise RefusedToSign(f"{what}: sha256 of serialized is {digest}, not the given id")
+        if type(ev.created_at) is not int or ev.created_at < 0:
+            raise RefusedToSign(f"{what}: created_at is not a non-negative integer")
+        if ev.kind == KIND_MEMBERSHIP_LIST:
+            self._check_list(what, ev)
+        else:
+            self._check_small_event(what, ev)
+
+    def _check_list(self, what: str, ev: PreparedEvent) -> None:
+        """A kind 13534 list, checked on its one canonical text.
+
+        A list can have 10,000 members (870 kB), so rather than parse JSON and serialize it
+        again to prove the form canonical, the text is read as exactly what a canonical list
+        is: the head, ["-"], then `,["member","<64 lowercase hex>","<role>"]` repeated with
+        pubkeys strictly increasing and one owner at most, then `],""]`. Anything else fails.
+        The checks run over the whole list at once (split, join, sort), not member by member.
+        """
+        text = ev.serialized
+        head = f'[0,"{self._pubkey}",{ev.created_at},{KIND_MEMBERSHIP_LIST},[["-"]'
+        if not text.startswith(head):
+            raise RefusedToSign(
+                f"{what}: not a membership list by the relay's key {self._pubkey} at its "
+                'created_at, with ["-"] as first tag'
+            )
+        if not text.endswith(_LIST_TAIL) or len(text) < len(head) + len(_LIST_TAIL):
+            raise RefusedToSign(f"{what}: a membership list must end its tags with empty content")
+        body = text[len(head) : len(text) - len(_LIST_TAIL)]
+        if not body:
+            return
+        chunks = body.split(_MEMBER_TAG)
+        if chunks[0]:
+            raise RefusedToSign(f'{what}: tag 1 is not ["member", pubkey, role]')
+        del chunks[0]
+        if not {chunk[64:] for chunk in chunks} <= _ROLE_ENDINGS:
+            bad = next(i for i, c in enumerate(chunks, 1) if c[64:] not in _ROLE_ENDINGS)
+            raise RefusedToSign(f'{what}: tag {bad} is not ["member", pubkey, role]')
+        if body.count(_OWNER_ENDING) > 1:
+            raise RefusedToSign(f"{what}: more than one owner")
+        pubkeys = [chunk[:64] for chunk in chunks]
+        joined = "".join(pubkeys)
         try:
-            arr = json.loads(serialized)
+            # fromhex skips whitespace (then fewer bytes come out) and takes uppercase.
+            is_hex = len(bytes.fromhex(joined)) * 2 == len(joined) == 64 * len(pubkeys)
+        except ValueError:
+            is_hex = False
+        if not is_hex or joined != joined.lower():
+            raise RefusedToSign(f"{what}: a member pubkey is not 64 lowercase hex characters")
+        if not all(map(operator.lt, pubkeys, pubkeys[1:])):
+            bad = next(i for i in range(1, len(pubkeys)) if pubkeys[i - 1] >= pubkeys[i])
+            raise RefusedToSign(f"{what}: tag {bad + 1} is not in strictly increasing pubkey order")
+
+    def _check_small_event(self, what: str, ev: PreparedEvent) -> None:
+        """8000/8001 (and anything else, to be refused): parsed and re-serialized."""
+        try:
+            arr = json.loads(ev.serialized)
         except ValueError:  # JSONDecodeError
             raise RefusedToSign(f"{what}: serialized is not JSON") from None
         except RecursionError:
@@ -88,65 +149,21 @@ class Signer:
             raise RefusedToSign(f"{what}: the array does not start with 0")
         if pubkey != self._pubkey:
             raise RefusedToSign(f"{what}: pubkey is not the relay's key {self._pubkey}")
-        if type(created_at) is not int or created_at != ev.created_at or created_at < 0:
+        if type(created_at) is not int or created_at != ev.created_at:
             raise RefusedToSign(f"{what}: created_at does not match the prepared row")
         if type(kind) is not int or kind != ev.kind:
             raise RefusedToSign(f"{what}: kind does not match the prepared row")
         if kind not in _KINDS:
             raise RefusedToSign(f"{what}: kind {kind} is not a NIP-43 membership kind")
+        if kind == KIND_MEMBERSHIP_LIST:  # a list whose row claims another kind
+            raise RefusedToSign(f"{what}: kind does not match the prepared row")
         if content != "":
             raise RefusedToSign(f"{what}: content must be empty")
-        if type(tags) is not list:
-            raise RefusedToSign(f"{what}: tags is not an array")
-        if kind == KIND_MEMBERSHIP_LIST:
-            self._check_list_tags(what, tags)
-        else:
-            self._check_user_tags(what, tags)
-        # Last, because it costs as much as the parse: one canonical byte form means the
-        # id we sign is exactly the bytes we checked (no whitespace, escapes or number forms
-        # that a client might read differently).
-        try:
-            canonical = serialize_event(pubkey, created_at, kind, tags, content)
-        except (TypeError, ValueError):
-            raise RefusedToSign(f"{what}: cannot be re-serialized") from None
-        if canonical != serialized:
+        self._check_user_tags(what, tags)
+        # One canonical byte form: the id we sign is exactly the bytes we checked (no
+        # whitespace, escapes or number forms that a client might read differently).
+        if serialize_event(pubkey, created_at, kind, tags, content) != ev.serialized:
             raise RefusedToSign(f"{what}: serialized is not in canonical NIP-01 form")
-        return arr
-
-    @staticmethod
-    def _check_list_tags(what: str, tags: list[Any]) -> None:
-        """13534: ["-"], then ["member", pubkey, role] strictly by pubkey, one owner at most."""
-        # ["-"] is NIP-70's protected tag: relays accept the event only from its author.
-        if not tags or tags[0] != ["-"]:
-            raise RefusedToSign(f'{what}: the first tag of a membership list must be ["-"]')
-        prev = ""
-        owners = 0
-        # One pass, inlined: it runs once per member, up to 10,000 times per list.
-        for i, tag in enumerate(tags[1:], 1):
-            if type(tag) is not list or len(tag) != 3:
-                raise RefusedToSign(f'{what}: tag {i} is not ["member", pubkey, role]')
-            head, pk, role = tag
-            if head != "member":
-                raise RefusedToSign(f'{what}: tag {i} is not ["member", pubkey, role]')
-            if type(pk) is not str or len(pk) != 64:
-                raise RefusedToSign(f"{what}: tag {i} has a malformed pubkey")
-            try:
-                # fromhex skips spaces and accepts uppercase; the round trip rejects both.
-                ok = bytes.fromhex(pk).hex() == pk
-            except ValueError:
-                ok = False
-            if not ok:
-                raise RefusedToSign(f"{what}: tag {i} has a malformed pubkey")
-            if pk <= prev:
-                raise RefusedToSign(f"{what}: tag {i} is not in strictly increasing pubkey order")
-            # A tuple, not a set: `in` on a set raises TypeError for an unhashable role.
-            if role not in _ROLES:
-                raise RefusedToSign(f"{what}: tag {i} has an unknown role")
-            if role == "owner":
-                owners += 1
-                if owners > 1:
-                    raise RefusedToSign(f"{what}: more than one owner")
-            prev = pk
 
     @staticmethod
     def _check_user_tags(what: str, tags: list[Any]) -> None:
@@ -169,7 +186,7 @@ class Signer:
         """
         events = list(events)
         for ev in events:
-            self.check(ev)
+            self._refuse_unless_signable(ev)
         sigs: list[str] = []
         for ev in events:
             sig = self._key.sign(ev.id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from typing import Any
 
 import nostr_sdk
@@ -314,7 +313,7 @@ def test_refusal_names_the_problem(signer: Signer) -> None:
     with pytest.raises(RefusedToSign, match="not the given id"):
         signer.check(PreparedEvent(COMMUNITY, "ab" * 32, 13534, T, ev.serialized))
     good = prepared(KIND_MEMBERSHIP_LIST, MEMBERS)
-    with pytest.raises(RefusedToSign, match="canonical"):
+    with pytest.raises(RefusedToSign, match=r'tag 1 is not \["member"'):
         signer.check(from_serialized(good.serialized.replace("],[", "], [", 1), 13534, T))
     with pytest.raises(RefusedToSign, match="tag 2 is not in strictly increasing"):
         signer.check(prepared(13534, [["-"], ["member", B, "owner"], ["member", A, "admin"]]))
@@ -472,25 +471,17 @@ def test_any_edit_of_the_bytes_is_refused_or_still_a_valid_event(data: st.DataOb
     assert _valid_list_tags(arr[4])
 
 
-# --- cost ---------------------------------------------------------------------------------
+# --- a large list --------------------------------------------------------------------------
 
 
-def test_check_of_a_10000_member_list_is_fast(signer: Signer) -> None:
+def test_a_10000_member_list_is_accepted_and_one_swapped_pair_refused(signer: Signer) -> None:
     pks = sorted(os.urandom(32).hex() for _ in range(10_000))
     tags = [["-"]] + [
         ["member", pk, "owner" if i == 0 else ("admin" if i % 100 == 0 else "member")]
         for i, pk in enumerate(pks)
     ]
     ev = prepared(KIND_MEMBERSHIP_LIST, tags)
-    signer.check(ev)
-    best = float("inf")
-    for _ in range(5):
-        start = time.perf_counter()
-        signer.check(ev)
-        best = min(best, time.perf_counter() - start)
-    # About 10 ms here; the bound only catches an accidental quadratic pass.
-    assert best < 0.25
-    # Signing the same list still refuses a single swapped pair.
+    assert signer.check(ev)[4] == tags
     swapped = [*tags[:5000], tags[5001], tags[5000], *tags[5002:]]
     with pytest.raises(RefusedToSign, match="tag 5001"):
         signer.check(prepared(KIND_MEMBERSHIP_LIST, swapped))

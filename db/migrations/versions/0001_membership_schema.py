@@ -221,5 +221,21 @@ def downgrade() -> None:
     run_sql("""
 DROP SCHEMA buzz CASCADE;
 DROP SCHEMA buzz_private CASCADE;
+ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner GRANT EXECUTE ON FUNCTIONS TO PUBLIC;
+DO $$
+DECLARE
+    v_fn regprocedure;
+BEGIN
+    FOR v_fn IN
+        SELECT p.oid::regprocedure
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace
+          AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'
+    LOOP
+        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', v_fn);
+        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM buzz_owner', v_fn);
+    END LOOP;
+END
+$$;
 -- Roles are shared by every database of the cluster and are left in place.
 """)

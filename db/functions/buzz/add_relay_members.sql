@@ -33,7 +33,9 @@ BEGIN
     ORDER BY u.position
     LIMIT 1;
     IF FOUND THEN
-        RAISE EXCEPTION 'p_pubkeys[%] must be a pubkey: 64 hexadecimal characters', v_bad
+        -- Name the element by its subscript, which need not start at 1.
+        RAISE EXCEPTION 'p_pubkeys[%] must be a pubkey: 64 hexadecimal characters',
+                v_bad + pg_catalog.array_lower(p_pubkeys, 1) - 1
             USING ERRCODE = 'BZIPK', HINT = 'Decode npub keys to hex before calling.';
     END IF;
 

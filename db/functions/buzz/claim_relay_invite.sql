@@ -2,6 +2,7 @@
 --                         p_policy_version text DEFAULT NULL)
 --   -> TABLE(outcome text, use_count integer, uses_remaining integer)
 -- A pubkey joins with an invite code (as 'member', added_by 'invite'), consuming one use.
+-- Codes are hex and compared without regard to case.
 -- Checked in order: 'invalid' (no such code in this community), 'expired', 'already_member'
 -- (consumes nothing), 'exhausted', then 'joined'. use_count and uses_remaining (NULL when
 -- unlimited) describe the invite after the call; both NULL for 'invalid'. The policy
@@ -24,7 +25,7 @@ BEGIN
     SELECT i.* INTO v_invite
     FROM buzz_private.relay_invites i
     WHERE i.community_id = p_community
-      AND i.code_sha256 = pg_catalog.sha256(pg_catalog.convert_to(p_code, 'UTF8'))
+      AND i.code_sha256 = pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.lower(p_code), 'UTF8'))
     FOR NO KEY UPDATE;
     IF NOT FOUND THEN
         RETURN QUERY SELECT 'invalid'::text, NULL::integer, NULL::integer;

@@ -11,7 +11,7 @@
 -- them over, and buzz-admin verify checks every live list.
 --
 -- Raises: BZSTL (counts or ids differ from the last prepare: unknown, missing, reordered, or
--- prepared before a later change), BZSIG (a signature that is not 128 hex characters).
+-- prepared before a later change or before a rotation of the relay key), BZSIG (a signature that is not 128 hex characters).
 CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
 RETURNS SETOF jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -21,7 +21,7 @@ DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id_if_assigned();
     v_prepared integer;
 BEGIN
-    SELECT pg_catalog.count(*) INTO v_prepared
+    SELECT pg_catalog.count(*)::integer INTO v_prepared
     FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
     IF p_ids IS NULL OR p_sigs IS NULL
        OR pg_catalog.array_ndims(p_ids) > 1 OR pg_catalog.array_ndims(p_sigs) > 1
@@ -45,6 +45,14 @@ BEGIN
             USING ERRCODE = 'BZSTL',
                   HINT = 'Members changed after prepare, or the order differs: prepare again '
                          'and sign what it returns.';
+    END IF;
+    -- A rotation in this same transaction after prepare: those events name the old key.
+    IF EXISTS (SELECT FROM buzz_private.tx_prepared_events e
+               WHERE e.xid = v_xid
+                 AND e.pubkey IS DISTINCT FROM (SELECT k.pubkey FROM buzz_private.relay_key k)) THEN
+        RAISE EXCEPTION 'the events were prepared with a key that is no longer the relay key'
+            USING ERRCODE = 'BZSTL',
+                  HINT = 'Prepare again with the new relay key and sign what it returns.';
     END IF;
     IF EXISTS (SELECT FROM pg_catalog.unnest(p_sigs) AS s (sig)
                WHERE s.sig IS NULL OR s.sig !~ '^[0-9A-Fa-f]{128}$') THEN

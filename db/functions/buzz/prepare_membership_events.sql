@@ -66,7 +66,7 @@ BEGIN
                 USING ERRCODE = 'BZARC', HINT = 'Unarchive it with buzz.unarchive_community first.';
         END IF;
 
-        v_clock := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()));
+        v_clock := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
         SELECT pg_catalog.max(l.created_at) + 1 INTO v_created_at
         FROM buzz_private.member_lists l
         WHERE l.community_id = v_pending.community_id;

@@ -1,0 +1,194 @@
+-- Shared fixtures for the pgTAP suites; each suite includes it after BEGIN with
+--   \ir lib/fixtures.sql
+-- Everything here is created in pg_temp and vanishes with the suite's ROLLBACK.
+--
+-- The database cannot check BIP-340 signatures (the Python signer does), so a suite completes
+-- a list write with well-formed placeholder signatures. Real signatures are tested in pytest.
+
+-- A fixed relay key for every suite (the first prepare records it).
+CREATE FUNCTION pg_temp.relay_pubkey() RETURNS text LANGUAGE sql IMMUTABLE
+RETURN repeat('ab', 32);
+
+-- A deterministic pubkey for a small number: pk(1), pk(2), ...
+CREATE FUNCTION pg_temp.pk(n integer) RETURNS text LANGUAGE sql IMMUTABLE
+RETURN encode(sha256(convert_to('member ' || n, 'UTF8')), 'hex');
+
+-- Prepare, "sign" and insert: the signed events, as insert_signed_events returns them.
+CREATE FUNCTION pg_temp.publish() RETURNS SETOF jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    v_ids text[];
+BEGIN
+    SELECT coalesce(array_agg(p.id ORDER BY p.ord), '{}') INTO v_ids
+    FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY AS p (
+        community_id, id, kind, created_at, serialized, ord);
+    RETURN QUERY SELECT * FROM buzz.insert_signed_events(
+        v_ids, array_fill(repeat('5', 128), ARRAY[cardinality(v_ids)]));
+END
+$$;
+
+-- What prepare would return right now, without publishing (then the suite publishes or not).
+CREATE FUNCTION pg_temp.prepared()
+RETURNS TABLE (community_id uuid, id text, kind integer, created_at bigint, serialized text)
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey());
+END;
+
+-- A community with its owner pk(0) and its first list published.
+CREATE FUNCTION pg_temp.community(p_host text DEFAULT 'relay.example.org') RETURNS uuid
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_id uuid;
+BEGIN
+    SELECT c.community_id INTO v_id FROM buzz.create_community(p_host, pg_temp.pk(0)) c;
+    PERFORM pg_temp.publish();
+    RETURN v_id;
+END
+$$;
+
+-- Does this transaction owe a list (is anything marked for the commit guard)?
+CREATE FUNCTION pg_temp.marked() RETURNS boolean LANGUAGE sql
+RETURN EXISTS (SELECT FROM buzz_private.tx_pending_lists p
+               WHERE p.xid = pg_current_xact_id_if_assigned());
+
+-- The live list's member tags as (pubkey, role) rows.
+CREATE FUNCTION pg_temp.listed(p_community uuid) RETURNS TABLE (pubkey text, role text)
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT t ->> 1, t ->> 2
+    FROM jsonb_array_elements(buzz.member_list(p_community) -> 'tags') WITH ORDINALITY AS e (t, i)
+    WHERE i > 1
+    ORDER BY i;
+END;
+
+-- Members, events and lists, as suites compare them. The assertions have quoted bodies so
+-- that pgTAP's functions are found at call time (test_no_search_path includes this file too).
+-- Suite helpers (pg_temp, gone at ROLLBACK).
+-- The stored members of a community as (pubkey, role), in pubkey order.
+CREATE FUNCTION pg_temp.members(p_community uuid) RETURNS TABLE (pubkey text, role text)
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT m.pubkey, m.role FROM buzz.relay_members(p_community) m;
+END;
+-- What prepare would return now, as (kind, member of an 8000/8001 or NULL).
+CREATE FUNCTION pg_temp.events() RETURNS TABLE (kind integer, member text)
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT p.kind, CASE WHEN p.kind <> 13534 THEN p.serialized::jsonb #>> '{4,1,1}' END
+    FROM pg_temp.prepared() p;
+END;
+-- Prepare, sign and insert what this transaction owes; the number of events written.
+CREATE FUNCTION pg_temp.flush() RETURNS integer
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT count(*)::integer FROM pg_temp.publish();
+END;
+-- Assertions.
+CREATE FUNCTION pg_temp.members_are(p_community uuid, p_expected text, p_description text)
+RETURNS text LANGUAGE plpgsql
+AS $$ BEGIN RETURN set_eq(format('SELECT * FROM pg_temp.members(%L)', p_community), p_expected,
+                  p_description); END $$;
+CREATE FUNCTION pg_temp.events_are(p_expected text, p_description text)
+RETURNS text LANGUAGE plpgsql
+AS $$ BEGIN RETURN bag_eq('SELECT * FROM pg_temp.events()', p_expected, p_description); END $$;
+CREATE FUNCTION pg_temp.list_is_members(p_community uuid, p_description text)
+RETURNS text LANGUAGE plpgsql
+AS $$ BEGIN RETURN results_eq(format('SELECT * FROM pg_temp.listed(%L)', p_community),
+                      format('SELECT * FROM pg_temp.members(%L)', p_community), p_description); END $$;
+-- How many owners a community has.
+CREATE FUNCTION pg_temp.owners(p_community uuid) RETURNS integer LANGUAGE sql
+RETURN (SELECT count(*)::integer FROM buzz.relay_members(p_community) m WHERE m.role = 'owner');
+
+-- Extra fixtures for the suites of the list write, invites, community life cycle, key rotation,
+-- reads, drift and the commit guard; each includes it after lib/fixtures.sql with
+--   \ir lib/fixtures_lists.sql
+-- Everything here is created in pg_temp and vanishes with the suite's ROLLBACK.
+
+-- The clock as prepare reads it: whole seconds, rounded down.
+CREATE FUNCTION pg_temp.clock() RETURNS bigint LANGUAGE sql VOLATILE
+RETURN floor(extract(epoch FROM clock_timestamp()))::bigint;
+
+-- n well-formed placeholder signatures (the database cannot check BIP-340; pytest does).
+CREATE FUNCTION pg_temp.sigs(n integer) RETURNS text[] LANGUAGE sql IMMUTABLE
+RETURN array_fill(repeat('5', 128), ARRAY[n]);
+
+-- The ids prepare returns now, in its order (prepares with the fixture key).
+CREATE FUNCTION pg_temp.prepared_ids() RETURNS text[] LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    SELECT coalesce(array_agg(p.id ORDER BY p.ord), '{}')
+    FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY
+         AS p (community_id, id, kind, created_at, serialized, ord);
+END;
+
+-- pg_temp.publish() with another relay key (key rotation).
+CREATE FUNCTION pg_temp.publish_with(p_key text) RETURNS SETOF jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    v_ids text[];
+BEGIN
+    SELECT coalesce(array_agg(p.id ORDER BY p.ord), '{}') INTO v_ids
+    FROM buzz.prepare_membership_events(p_key) WITH ORDINALITY AS p (
+        community_id, id, kind, created_at, serialized, ord);
+    RETURN QUERY SELECT * FROM buzz.insert_signed_events(v_ids, pg_temp.sigs(cardinality(v_ids)));
+END
+$$;
+
+
+
+-- The tags a community's list must carry, built independently from the stored members:
+-- ["-"] first, then ["member", pubkey, role] by pubkey, as JSON.stringify writes them.
+CREATE FUNCTION pg_temp.expected_tags(p_community uuid) RETURNS text LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT '[["-"]'
+           || coalesce(string_agg(',[' || to_json('member'::text)::text || ','
+                                  || to_json(m.pubkey)::text || ','
+                                  || to_json(m.role)::text || ']', '' ORDER BY m.pubkey COLLATE "C"),
+                       '')
+           || ']'
+    FROM buzz_private.relay_members m
+    WHERE m.community_id = p_community;
+END;
+
+-- The NIP-01 serialization of a signed event given as JSON (its tags re-serialized without
+-- whitespace), built independently of the project's helpers.
+CREATE FUNCTION pg_temp.serialization(p_event jsonb) RETURNS text LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT '[0,' || to_json(p_event ->> 'pubkey')::text || ',' || (p_event ->> 'created_at')
+           || ',' || (p_event ->> 'kind') || ','
+           || '[' || coalesce((SELECT string_agg(
+                        '[' || (SELECT string_agg(to_json(v)::text, ',' ORDER BY j)
+                                FROM jsonb_array_elements_text(t) WITH ORDINALITY AS x (v, j))
+                        || ']', ',' ORDER BY i)
+                      FROM jsonb_array_elements(p_event -> 'tags') WITH ORDINALITY AS e (t, i)), '')
+           || ']' || ',' || to_json(p_event ->> 'content')::text || ']';
+END;
+
+-- Does the id of a signed event (JSON) hash its content?
+CREATE FUNCTION pg_temp.id_ok(p_event jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
+RETURN p_event ->> 'id'
+       = encode(sha256(convert_to(pg_temp.serialization(p_event), 'UTF8')), 'hex');
+
+-- The commit guard, now: the SQLSTATE that SET CONSTRAINTS ALL IMMEDIATE raises (what COMMIT
+-- would raise), or NULL when it passes. Constraints are deferred again afterwards.
+CREATE FUNCTION pg_temp.guard() RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        SET CONSTRAINTS ALL IMMEDIATE;
+        SET CONSTRAINTS ALL DEFERRED;
+    EXCEPTION WHEN OTHERS THEN
+        RETURN SQLSTATE;
+    END;
+    RETURN NULL;
+END
+$$;
+
+-- The SQLSTATE a statement raises, or NULL; its effects are rolled back either way.
+CREATE FUNCTION pg_temp.sqlstate_of(p_sql text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    BEGIN
+        EXECUTE p_sql;
+        RAISE SQLSTATE 'ZZROL';
+    EXCEPTION WHEN OTHERS THEN
+        RETURN nullif(SQLSTATE, 'ZZROL');
+    END;
+END
+$$;

@@ -1,0 +1,110 @@
+-- buzz.create_relay_invite(p_community uuid, p_created_by text, p_max_uses integer DEFAULT 1,
+--                          p_ttl interval DEFAULT '72 hours')
+--   -> TABLE(invite_id uuid, code text, expires_at timestamptz)
+-- The code (32 hex characters, stored only as its sha256), the defaults, p_max_uses NULL or
+-- 1..10000 and p_ttl 60 s..30 days (else BZINV), p_created_by (22023), BZNCM, BZARC, no
+-- membership change, and who may call it.
+BEGIN;
+\ir lib/fixtures.sql
+
+CREATE FUNCTION pg_temp.invite_throws(p_args text, p_code text, p_description text)
+RETURNS text LANGUAGE sql
+RETURN throws_ok(format('SELECT * FROM buzz.create_relay_invite(%s)', p_args), p_code, NULL,
+                 p_description);
+CREATE FUNCTION pg_temp.invite_lives(p_args text, p_description text)
+RETURNS text LANGUAGE sql
+RETURN lives_ok(format('SELECT * FROM buzz.create_relay_invite(%s)', p_args), p_description);
+
+SELECT plan(39);
+
+SELECT pg_temp.community() AS c \gset
+SELECT pg_temp.community('archived.example.org') AS archived \gset
+SELECT buzz.archive_community(:'archived') AS archive_outcome \gset
+
+-- The code and the defaults
+SELECT clock_timestamp() AS before \gset
+SELECT invite_id, code, expires_at FROM buzz.create_relay_invite(:'c', pg_temp.pk(0)) \gset
+SELECT clock_timestamp() AS after \gset
+SELECT ok(:'code' ~ '^[0-9a-f]{32}$', 'the code is 32 lowercase hex characters (128 bits)');
+SELECT ok(:'invite_id' IS NOT NULL, '... with an invite id');
+SELECT ok(:'expires_at'::timestamptz BETWEEN :'before'::timestamptz + interval '72 hours'
+                                         AND :'after'::timestamptz + interval '72 hours',
+          '... expiring after 72 hours by default');
+SELECT is((SELECT i.max_uses FROM buzz_private.relay_invites i WHERE i.invite_id = :'invite_id'),
+          1, '... for one use by default');
+SELECT is((SELECT i.use_count FROM buzz_private.relay_invites i WHERE i.invite_id = :'invite_id'),
+          0, '... none used yet');
+SELECT is((SELECT i.community_id FROM buzz_private.relay_invites i WHERE i.invite_id = :'invite_id'),
+          :'c'::uuid, '... in its community');
+SELECT is((SELECT i.code_sha256 FROM buzz_private.relay_invites i WHERE i.invite_id = :'invite_id'),
+          sha256(convert_to(:'code', 'UTF8')), 'the sha256 of the code is stored');
+SELECT ok(NOT EXISTS (SELECT FROM buzz_private.relay_invites i
+                      WHERE strpos(i::text, :'code') > 0 OR strpos(i::text, upper(:'code')) > 0),
+          '... and the code itself nowhere');
+SELECT is((SELECT i.created_by FROM buzz_private.relay_invites i WHERE i.invite_id = :'invite_id'),
+          pg_temp.pk(0), '... with who created it');
+SELECT isnt((SELECT x.code FROM buzz.create_relay_invite(:'c', pg_temp.pk(0)) x), :'code',
+            'another invite has another code');
+SELECT ok(NOT pg_temp.marked(), 'creating invites is not a membership write: no list owed');
+
+-- p_max_uses and p_ttl
+SELECT invite_id AS unlimited FROM buzz.create_relay_invite(:'c', 'admin-ui', NULL, interval '1 hour') \gset
+SELECT ok((SELECT i.max_uses IS NULL FROM buzz_private.relay_invites i WHERE i.invite_id = :'unlimited'),
+          'p_max_uses NULL: unlimited');
+SELECT is((SELECT i.created_by FROM buzz_private.relay_invites i WHERE i.invite_id = :'unlimited'),
+          'admin-ui', 'p_created_by may be a label');
+SELECT pg_temp.invite_lives(format('%L, %L, 1', :'c', pg_temp.pk(0)), 'p_max_uses 1');
+SELECT pg_temp.invite_lives(format('%L, %L, 10000', :'c', pg_temp.pk(0)), 'p_max_uses 10000');
+SELECT pg_temp.invite_throws(format('%L, %L, 0', :'c', pg_temp.pk(0)), 'BZINV', 'p_max_uses 0: BZINV');
+SELECT pg_temp.invite_throws(format('%L, %L, -1', :'c', pg_temp.pk(0)), 'BZINV', 'p_max_uses -1: BZINV');
+SELECT pg_temp.invite_throws(format('%L, %L, 10001', :'c', pg_temp.pk(0)), 'BZINV', 'p_max_uses 10001: BZINV');
+SELECT pg_temp.invite_lives(format('%L, %L, 1, %L', :'c', pg_temp.pk(0), '60 seconds'), 'p_ttl 60 s');
+SELECT pg_temp.invite_lives(format('%L, %L, 1, %L', :'c', pg_temp.pk(0), '30 days'), 'p_ttl 30 days');
+SELECT pg_temp.invite_throws(format('%L, %L, 1, %L', :'c', pg_temp.pk(0), '59 seconds'), 'BZINV',
+                             'p_ttl 59 s: BZINV');
+SELECT pg_temp.invite_throws(format('%L, %L, 1, %L', :'c', pg_temp.pk(0), '30 days 1 second'), 'BZINV',
+                             'p_ttl 30 days and 1 s: BZINV');
+SELECT pg_temp.invite_throws(format('%L, %L, 1, %L', :'c', pg_temp.pk(0), '-1 hour'), 'BZINV',
+                             'a negative p_ttl: BZINV');
+SELECT pg_temp.invite_throws(format('%L, %L, 1, NULL', :'c', pg_temp.pk(0)), 'BZINV', 'p_ttl NULL: BZINV');
+SELECT clock_timestamp() AS before \gset
+SELECT expires_at AS short FROM buzz.create_relay_invite(:'c', pg_temp.pk(0), 1, interval '60 seconds') \gset
+SELECT clock_timestamp() AS after \gset
+SELECT ok(:'short'::timestamptz BETWEEN :'before'::timestamptz + interval '60 seconds'
+                                    AND :'after'::timestamptz + interval '60 seconds',
+          '... the ttl counts from the clock');
+
+-- p_created_by
+SELECT invite_id AS upper_by FROM buzz.create_relay_invite(:'c', upper(pg_temp.pk(3))) \gset
+SELECT is((SELECT i.created_by FROM buzz_private.relay_invites i WHERE i.invite_id = :'upper_by'),
+          pg_temp.pk(3), 'a pubkey in p_created_by is lower-cased');
+SELECT pg_temp.invite_throws(format('%L, NULL', :'c'), '22023', 'p_created_by NULL: 22023');
+SELECT pg_temp.invite_throws(format('%L, %L', :'c', ''), '22023', 'p_created_by empty: 22023');
+SELECT pg_temp.invite_throws(format('%L, %L', :'c', repeat('x', 65)), '22023',
+                             'p_created_by of 65 characters: 22023');
+SELECT pg_temp.invite_throws(format('%L, %L', :'c', E'a\nb'), '22023',
+                             'p_created_by with a control character: 22023');
+
+-- The community
+SELECT pg_temp.invite_throws(format('%L, %L', gen_random_uuid(), pg_temp.pk(0)), 'BZNCM',
+                             'an unknown community: BZNCM');
+SELECT pg_temp.invite_throws(format('NULL, %L', pg_temp.pk(0)), 'BZNCM', 'a NULL community: BZNCM');
+SELECT pg_temp.invite_throws(format('%L, %L', :'archived', pg_temp.pk(0)), 'BZARC',
+                             'an archived community: BZARC');
+SELECT pg_temp.invite_throws(format('%L, %L, 0', gen_random_uuid(), pg_temp.pk(0)), 'BZINV',
+                             'p_max_uses out of range on an unknown community: BZINV, arguments first');
+SELECT is((SELECT count(*) FROM buzz_private.relay_invites i WHERE i.community_id = :'archived'),
+          0::bigint, 'no invite was created on the archived community');
+SELECT ok(NOT pg_temp.marked(), 'still no list owed');
+SELECT is(pg_temp.guard(), NULL, '... and the commit guard passes');
+
+-- Who may call it
+SET LOCAL ROLE buzz_reader;
+SELECT pg_temp.invite_throws(format('%L, %L', :'c', pg_temp.pk(0)), '42501',
+                             'buzz_reader may not create invites');
+SET LOCAL ROLE buzz_writer;
+SELECT pg_temp.invite_lives(format('%L, %L', :'c', pg_temp.pk(0)), 'buzz_writer may');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

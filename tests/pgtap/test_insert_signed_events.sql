@@ -1,0 +1,139 @@
+-- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF jsonb
+-- Phase two of a list write: one signature per prepared row in prepare's order, BZSTL for any
+-- other set of ids (wrong count, unknown, reordered, NULL, prepared before a later change),
+-- BZSIG for a malformed signature, empty arrays when nothing is prepared, the signed events it
+-- returns and stores, the commit guard it clears, the same id prepared twice for two
+-- communities with the same members, and who may call it.
+-- The NOTIFY it queues is delivered only at commit: covered by pytest.
+BEGIN;
+\ir lib/fixtures.sql
+
+CREATE FUNCTION pg_temp.insert_throws(p_ids text, p_sigs text, p_code text, p_description text)
+RETURNS text LANGUAGE sql
+RETURN throws_ok(format('SELECT * FROM buzz.insert_signed_events(%s, %s)', p_ids, p_sigs),
+                 p_code, NULL, p_description);
+
+SELECT plan(47);
+
+-- Nothing prepared
+SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
+                'nothing prepared, empty arrays: no rows');
+SELECT pg_temp.insert_throws(quote_literal(ARRAY[repeat('0', 64)]),
+                             quote_literal(pg_temp.sigs(1)), 'BZSTL',
+                             'nothing prepared, one id: BZSTL');
+SELECT pg_temp.insert_throws('NULL', 'NULL', 'BZSTL', 'NULL arrays: BZSTL');
+SELECT pg_temp.insert_throws($$'{}'$$, 'NULL', 'BZSTL', 'NULL signatures: BZSTL');
+SELECT pg_temp.insert_throws('NULL', $$'{}'$$, 'BZSTL', 'NULL ids: BZSTL');
+
+SELECT pg_temp.community() AS c \gset
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'a member added');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT is(cardinality(:'ids'::text[]), 2, '... prepared as two events');
+
+-- BZSTL: not the prepared ids
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), 'NULL', 'BZSTL', 'the ids and NULL signatures: BZSTL');
+SELECT pg_temp.insert_throws('NULL', quote_literal(pg_temp.sigs(2)), 'BZSTL', 'NULL ids and two signatures: BZSTL');
+SELECT pg_temp.insert_throws($$'{}'$$, $$'{}'$$, 'BZSTL', 'empty arrays while events are prepared: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal((:'ids'::text[])[1:1]), quote_literal(pg_temp.sigs(1)),
+                             'BZSTL', 'one id missing: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'::text[] || repeat('0', 64)),
+                             quote_literal(pg_temp.sigs(3)), 'BZSTL', 'one id too many: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(1)),
+                             'BZSTL', 'one signature missing: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(3)),
+                             'BZSTL', 'one signature too many: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(ARRAY[(:'ids'::text[])[1], repeat('0', 64)]),
+                             quote_literal(pg_temp.sigs(2)), 'BZSTL', 'an unknown id: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(ARRAY[(:'ids'::text[])[2], (:'ids'::text[])[1]]),
+                             quote_literal(pg_temp.sigs(2)), 'BZSTL', 'the ids reordered: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(ARRAY[(:'ids'::text[])[1], NULL]),
+                             quote_literal(pg_temp.sigs(2)), 'BZSTL', 'a NULL id: BZSTL');
+SELECT pg_temp.insert_throws(quote_literal(ARRAY[:'ids'::text[], :'ids'::text[]]),
+                             quote_literal(ARRAY[pg_temp.sigs(2), pg_temp.sigs(2)]),
+                             'BZSTL', 'two-dimensional arrays: BZSTL');
+
+-- BZSIG: malformed signatures
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('5', 128), repeat('5', 127)]),
+                             'BZSIG', 'a signature of 127 hex characters: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('5', 128), repeat('5', 130)]),
+                             'BZSIG', 'a signature of 130 hex characters: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('5', 128), repeat('z', 128)]),
+                             'BZSIG', 'a signature that is not hex: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('5', 128), NULL]),
+                             'BZSIG', 'a NULL signature: BZSIG');
+SELECT is(pg_temp.guard(), 'BZUNS', 'after the refusals the list is still owed');
+
+-- BZSTL: prepared before a later change
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(2)), 'added', 'another member added after prepare');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(2)), 'BZSTL',
+                             '... the earlier ids: BZSTL');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT is(cardinality(:'ids'::text[]), 3, '... prepare again: the list and two 8000');
+
+-- The signed events
+CREATE TEMP TABLE signed AS
+SELECT s.event, s.ord
+FROM buzz.insert_signed_events(:'ids'::text[], array_fill(repeat('AB', 64), ARRAY[3]))
+     WITH ORDINALITY AS s (event, ord);
+SELECT is((SELECT array_agg(s.event ->> 'id' ORDER BY s.ord) FROM signed s), :'ids'::text[],
+          'the signed events come back in prepare''s order');
+SELECT is((SELECT array_agg((s.event ->> 'kind')::integer ORDER BY s.ord) FROM signed s),
+          ARRAY[13534, 8000, 8000], '... the list, then the 8000s');
+SELECT ok((SELECT bool_and(pg_temp.id_ok(s.event)) FROM signed s), '... each id hashes its event');
+SELECT ok((SELECT bool_and(s.event ->> 'sig' = repeat('ab', 64)) FROM signed s),
+          '... each with its signature, stored in lowercase');
+SELECT ok((SELECT bool_and(s.event ->> 'pubkey' = pg_temp.relay_pubkey() AND s.event ->> 'content' = ''
+                           AND (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(s.event) k)
+                               = ARRAY['content', 'created_at', 'id', 'kind', 'pubkey', 'sig', 'tags'])
+           FROM signed s),
+          '... NIP-01 objects by the relay key, with empty content');
+SELECT is(buzz.member_list(:'c'), (SELECT s.event FROM signed s WHERE s.ord = 1),
+          'the list is now the live one');
+SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
+                  format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),
+                  '... naming the members');
+SELECT is_empty(format('SELECT s.event FROM signed s WHERE s.ord > 1
+                        EXCEPT SELECT * FROM buzz.membership_events(%L)', :'c'),
+                'the 8000s are stored');
+SELECT ok(NOT pg_temp.marked(), 'nothing is owed any more');
+SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(3)), 'BZSTL',
+                             'the same signatures again: BZSTL');
+SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
+                'empty arrays after a publish: no rows');
+
+-- The same id twice: two communities with the same members in the same second
+SELECT community_id AS d1 FROM buzz.create_community('one.example.org', pg_temp.pk(20)) \gset
+SELECT community_id AS d2 FROM buzz.create_community('two.example.org', pg_temp.pk(20)) \gset
+SELECT is(pg_temp.flush(), 4, 'two communities of one owner published together: two lists, two 8000');
+SELECT ok(buzz.member_list(:'d1') IS NOT NULL AND buzz.member_list(:'d2') IS NOT NULL
+          AND buzz.member_list(:'d1') -> 'tags' = buzz.member_list(:'d2') -> 'tags',
+          '... each stored for its community, with the same tags');
+SELECT pg_temp.clock() + 10 AS ahead \gset
+UPDATE buzz_private.member_lists SET created_at = :ahead WHERE community_id IN (:'d1', :'d2');
+SELECT is(buzz.add_relay_member(:'d1', pg_temp.pk(21)) || buzz.add_relay_member(:'d2', pg_temp.pk(21)),
+          'addedadded', 'the same member joins both');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT is((SELECT count(DISTINCT i) FROM unnest(:'ids'::text[]) i), 2::bigint,
+          '... four events prepared, two ids: each prepared twice');
+SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.sigs(4))), 4::bigint,
+          '... all four take their signature');
+SELECT ok(buzz.member_list(:'d1') ->> 'id' = buzz.member_list(:'d2') ->> 'id'
+          AND (buzz.member_list(:'d1') ->> 'created_at')::bigint = :ahead + 1,
+          '... both communities have the list, with the same id');
+SELECT ok((SELECT count(*) FROM buzz.membership_events(:'d1', :ahead + 1)) = 1
+          AND (SELECT count(*) FROM buzz.membership_events(:'d2', :ahead + 1)) = 1
+          AND (SELECT e ->> 'id' FROM buzz.membership_events(:'d1', :ahead + 1) e)
+              = (SELECT e ->> 'id' FROM buzz.membership_events(:'d2', :ahead + 1) e),
+          '... and each community its own copy of the same 8000');
+
+-- Who may call it
+SET LOCAL ROLE buzz_reader;
+SELECT throws_ok($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
+                 '42501', NULL, 'buzz_reader may not insert');
+SET LOCAL ROLE buzz_writer;
+SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$, 'buzz_writer may');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

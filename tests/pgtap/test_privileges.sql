@@ -1,0 +1,169 @@
+-- Roles and privileges (SPEC section 4).
+-- Every function in schema buzz: SECURITY DEFINER, owned by buzz_owner, search_path pinned
+-- empty, not executable by PUBLIC; buzz_writer may execute all of them, buzz_reader exactly
+-- the read functions; neither may touch buzz_private (no USAGE, no table privilege, no
+-- function), checked in the catalog and by real attempts under SET LOCAL ROLE (42501); the
+-- three roles are NOLOGIN; the advisory lock functions and every buzz_private function are
+-- not executable by PUBLIC.
+BEGIN;
+\ir lib/fixtures.sql
+
+CREATE TEMP TABLE api (name text PRIMARY KEY, is_read boolean NOT NULL);
+INSERT INTO api VALUES
+    ('add_relay_member', false), ('add_relay_members', false), ('allowlist_add', false),
+    ('archive_community', false), ('backfill_from_allowlist', false), ('bootstrap_owner', false),
+    ('claim_relay_invite', false), ('claim_relay_membership', false), ('create_community', false),
+    ('create_relay_invite', false), ('delete_community', false), ('insert_signed_events', false),
+    ('prepare_membership_events', false), ('remove_relay_member', false),
+    ('remove_relay_member_if_role', false), ('republish_member_list', false),
+    ('revoke_relay_invite', false), ('rotate_relay_key', false), ('transfer_ownership', false),
+    ('unarchive_community', false), ('update_relay_member_role', false),
+    ('community_id', true), ('relay_members', true), ('member_list', true),
+    ('membership_events', true), ('member_list_drift', true);
+CREATE VIEW pg_temp.fns AS
+SELECT p.oid, p.oid::regprocedure::text AS fn, p.proname::text AS name, n.nspname::text AS schema,
+       p.prosecdef, p.proowner, p.proconfig, p.proacl
+FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE n.nspname IN ('buzz', 'buzz_private');
+CREATE VIEW pg_temp.rels AS
+SELECT c.oid, c.oid::regclass::text AS rel, c.relkind
+FROM pg_class c WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S');
+CREATE FUNCTION pg_temp.executable_by_public(p_fn oid) RETURNS boolean LANGUAGE sql STABLE
+RETURN EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+               WHERE p.oid = p_fn AND a.grantee = 0 AND a.privilege_type = 'EXECUTE');
+-- A role with no grant at all, for real attempts (gone at ROLLBACK).
+CREATE ROLE buzz_pgtap_privileges_stranger NOLOGIN;
+
+SELECT plan(52);
+
+-- The API
+SELECT functions_are('buzz', ARRAY(SELECT a.name FROM api a), 'schema buzz holds exactly the API functions');
+SELECT is_empty($$SELECT c.oid::regclass FROM pg_class c WHERE c.relnamespace = 'buzz'::regnamespace$$,
+                '... and no table, view, sequence or index');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND NOT f.prosecdef$$,
+                'every buzz function is SECURITY DEFINER');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.proowner <> 'buzz_owner'::regrole$$,
+                'every buzz and buzz_private function is owned by buzz_owner');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
+                  WHERE f.proconfig IS DISTINCT FROM ARRAY['search_path=""']$$,
+                'every buzz and buzz_private function pins search_path to '''' and sets nothing else');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND pg_temp.executable_by_public(f.oid)$$,
+                'no buzz function is executable by PUBLIC');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
+                  WHERE f.schema = 'buzz' AND has_function_privilege('public', f.oid, 'EXECUTE')$$,
+                '... (has_function_privilege agrees)');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
+                  WHERE f.schema = 'buzz' AND NOT has_function_privilege('buzz_writer', f.oid, 'EXECUTE')$$,
+                'buzz_writer may execute every buzz function');
+SELECT set_eq($$SELECT f.name FROM pg_temp.fns f
+               WHERE f.schema = 'buzz' AND has_function_privilege('buzz_reader', f.oid, 'EXECUTE')$$,
+              'SELECT a.name FROM api a WHERE a.is_read',
+              'buzz_reader may execute exactly the read functions');
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
+                  WHERE f.schema = 'buzz' AND has_function_privilege('buzz_pgtap_privileges_stranger', f.oid, 'EXECUTE')$$,
+                'a role without grants may execute no buzz function');
+SELECT ok(has_schema_privilege('buzz_writer', 'buzz', 'USAGE') AND has_schema_privilege('buzz_reader', 'buzz', 'USAGE'),
+          'buzz_writer and buzz_reader have USAGE on schema buzz');
+SELECT ok(NOT has_schema_privilege('buzz_writer', 'buzz', 'CREATE') AND NOT has_schema_privilege('buzz_reader', 'buzz', 'CREATE')
+          AND NOT has_schema_privilege('public', 'buzz', 'CREATE'),
+          '... but nobody may create in it');
+SELECT ok(NOT has_schema_privilege('public', 'buzz', 'USAGE'), 'PUBLIC has no USAGE on schema buzz');
+
+-- buzz_private
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz_private' AND pg_temp.executable_by_public(f.oid)$$,
+                'no buzz_private function is executable by PUBLIC');
+SELECT is_empty($$SELECT f.fn, r.r FROM pg_temp.fns f, unnest(ARRAY['buzz_writer', 'buzz_reader']) r (r)
+                  WHERE f.schema = 'buzz_private' AND has_function_privilege(r.r, f.oid, 'EXECUTE')$$,
+                '... nor by buzz_writer or buzz_reader');
+SELECT ok(NOT has_schema_privilege(r, 'buzz_private', 'USAGE') AND NOT has_schema_privilege(r, 'buzz_private', 'CREATE'),
+          format('%s has no USAGE nor CREATE on schema buzz_private', r))
+FROM unnest(ARRAY['buzz_writer', 'buzz_reader', 'public']) r;
+SELECT isnt_empty('SELECT * FROM pg_temp.rels', 'buzz_private has tables');
+SELECT is_empty($$SELECT x.rel, r.r, p.p FROM pg_temp.rels x,
+                         unnest(ARRAY['buzz_writer', 'buzz_reader', 'public']) r (r),
+                         unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE', 'REFERENCES', 'TRIGGER']) p (p)
+                  WHERE x.relkind <> 'S' AND has_table_privilege(r.r, x.oid, p.p)$$,
+                'buzz_writer, buzz_reader and PUBLIC have no privilege on any buzz_private table');
+SELECT is_empty($$SELECT x.rel, r.r FROM pg_temp.rels x, unnest(ARRAY['buzz_writer', 'buzz_reader', 'public']) r (r)
+                  WHERE x.relkind <> 'S' AND has_any_column_privilege(r.r, x.oid, 'SELECT, INSERT, UPDATE, REFERENCES')$$,
+                '... nor on any of their columns');
+SELECT is_empty($$SELECT x.rel, r.r, p.p FROM pg_temp.rels x,
+                         unnest(ARRAY['buzz_writer', 'buzz_reader', 'public']) r (r),
+                         unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) p (p)
+                  WHERE x.relkind = 'S' AND has_sequence_privilege(r.r, x.oid, p.p)$$,
+                '... nor on any sequence');
+SELECT is_empty($$SELECT x.rel FROM pg_temp.rels x JOIN pg_class c ON c.oid = x.oid
+                  WHERE c.relowner <> 'buzz_owner'::regrole$$,
+                'every buzz_private table and sequence is owned by buzz_owner');
+SELECT is_empty($$SELECT n.nspname FROM pg_namespace n
+                  WHERE n.nspname IN ('buzz', 'buzz_private') AND n.nspowner <> 'buzz_owner'::regrole$$,
+                'both schemas are owned by buzz_owner');
+
+-- The roles
+SELECT is((SELECT count(*) FROM pg_roles r
+           WHERE r.rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader') AND NOT r.rolcanlogin AND NOT r.rolsuper),
+          3::bigint, 'buzz_owner, buzz_writer and buzz_reader exist, NOLOGIN, not superusers');
+
+-- Advisory locks
+SELECT is((SELECT count(*) FROM pg_proc p
+           WHERE p.pronamespace = 'pg_catalog'::regnamespace
+             AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'),
+          16::bigint, 'sixteen advisory lock functions');
+SELECT is_empty($$SELECT p.oid::regprocedure FROM pg_proc p
+                  WHERE p.pronamespace = 'pg_catalog'::regnamespace
+                    AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'
+                    AND (has_function_privilege('public', p.oid, 'EXECUTE')
+                         OR has_function_privilege('buzz_writer', p.oid, 'EXECUTE')
+                         OR has_function_privilege('buzz_reader', p.oid, 'EXECUTE'))$$,
+                '... none executable by PUBLIC, buzz_writer or buzz_reader');
+SELECT ok(NOT has_function_privilege('public', 'pg_advisory_xact_lock(bigint)', 'EXECUTE'),
+          'pg_advisory_xact_lock(bigint) in particular');
+
+-- Real attempts
+SELECT pg_temp.community() AS c \gset
+SET LOCAL ROLE buzz_writer;
+SELECT throws_ok('SELECT * FROM buzz_private.relay_members', '42501', NULL, 'buzz_writer: SELECT on a buzz_private table: 42501');
+SELECT throws_ok(format($$INSERT INTO buzz_private.relay_members (community_id, pubkey, role) VALUES (%L, %L, 'member')$$,
+                        :'c', pg_temp.pk(1)),
+                 '42501', NULL, 'buzz_writer: INSERT into relay_members: 42501');
+SELECT throws_ok('UPDATE buzz_private.settings SET max_list_lead_seconds = 1', '42501', NULL,
+                 'buzz_writer: UPDATE of settings: 42501');
+SELECT throws_ok('DELETE FROM buzz_private.member_lists', '42501', NULL, 'buzz_writer: DELETE from member_lists: 42501');
+SELECT throws_ok('TRUNCATE buzz_private.relay_invites', '42501', NULL, 'buzz_writer: TRUNCATE: 42501');
+SELECT throws_ok($$SELECT buzz_private.normalize_pubkey('x', 'y')$$, '42501', NULL,
+                 'buzz_writer: a buzz_private function: 42501');
+SELECT throws_ok('SELECT pg_advisory_xact_lock(1)', '42501', NULL, 'buzz_writer: pg_advisory_xact_lock(bigint): 42501');
+SELECT throws_ok('SELECT pg_try_advisory_xact_lock(1, 2)', '42501', NULL, 'buzz_writer: pg_try_advisory_xact_lock(int, int): 42501');
+SELECT throws_ok('SELECT pg_advisory_lock_shared(1)', '42501', NULL, 'buzz_writer: pg_advisory_lock_shared(bigint): 42501');
+SELECT throws_ok('SET LOCAL session_replication_role = replica', '42501', NULL,
+                 'buzz_writer may not turn triggers off (session_replication_role): 42501');
+SELECT throws_ok('CREATE FUNCTION buzz.x() RETURNS int LANGUAGE sql RETURN 1', '42501', NULL,
+                 'buzz_writer may not create in schema buzz: 42501');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'buzz_writer may write through the API');
+SELECT is(pg_temp.flush(), 2, '... and publish');
+SELECT ok(buzz.member_list(:'c') IS NOT NULL, '... and read');
+SET LOCAL ROLE buzz_reader;
+SELECT throws_ok('SELECT * FROM buzz_private.member_lists', '42501', NULL, 'buzz_reader: SELECT on a buzz_private table: 42501');
+SELECT throws_ok(format('SELECT buzz_private.list_event(%L)', :'c'), '42501', NULL,
+                 'buzz_reader: a buzz_private function: 42501');
+SELECT throws_ok('SELECT pg_advisory_xact_lock(1)', '42501', NULL, 'buzz_reader: pg_advisory_xact_lock(bigint): 42501');
+SELECT throws_ok(format('SELECT buzz.add_relay_member(%L, %L)', :'c', pg_temp.pk(2)), '42501', NULL,
+                 'buzz_reader: a write function: 42501');
+SELECT throws_ok($$SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey())$$, '42501', NULL,
+                 'buzz_reader: prepare: 42501');
+SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
+                  format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),
+                  'buzz_reader may read through the API');
+SET LOCAL ROLE buzz_pgtap_privileges_stranger;
+SELECT throws_ok($$SELECT buzz.community_id('relay.example.org')$$, '42501', NULL,
+                 'a role without grants: a read function: 42501');
+SELECT throws_ok(format('SELECT buzz.republish_member_list(%L)', :'c'), '42501', NULL,
+                 'a role without grants: a write function: 42501');
+SELECT throws_ok('SELECT pg_advisory_xact_lock(1)', '42501', NULL, 'a role without grants: pg_advisory_xact_lock: 42501');
+RESET ROLE;
+SET LOCAL ROLE buzz_owner;
+SELECT lives_ok('SELECT pg_advisory_xact_lock(42)', 'buzz_owner may take advisory locks');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

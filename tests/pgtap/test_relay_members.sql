@@ -1,0 +1,49 @@
+-- buzz.relay_members(p_community uuid)
+--   -> TABLE(pubkey text, role text, added_by text, joined_at timestamptz)
+-- The members ordered by pubkey with role, added_by and joined_at; what each write path puts
+-- in added_by; no rows for an unknown or NULL community; and who may call it.
+BEGIN;
+\ir lib/fixtures.sql
+
+SELECT plan(13);
+
+SELECT pg_temp.community() AS c \gset
+SELECT pg_temp.community('other.example.org') AS other \gset
+SELECT code FROM buzz.create_relay_invite(:'c', pg_temp.pk(0)) \gset
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1), 'admin', 'admin-ui'), 'added', 'an admin added by a label');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(2), 'member', upper(pg_temp.pk(1))), 'added',
+          'a member added by a pubkey in uppercase');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(3)), 'added', 'a member added by nobody named');
+SELECT is(buzz.claim_relay_membership(:'c', pg_temp.pk(4)), 'joined', 'a member joined by claim');
+SELECT is((SELECT x.outcome FROM buzz.claim_relay_invite(:'c', :'code', pg_temp.pk(5)) x), 'joined',
+          'a member joined by invite');
+SELECT is(buzz.add_relay_member(:'other', pg_temp.pk(6)), 'added', 'a member of another community');
+SELECT is(pg_temp.flush(), 8, '... published');
+
+SELECT results_eq(format('SELECT m.pubkey, m.role, m.added_by FROM buzz.relay_members(%L) m', :'c'),
+                  $$SELECT v.pubkey, v.role, v.added_by FROM (VALUES
+                        (pg_temp.pk(0), 'owner', 'create'),
+                        (pg_temp.pk(1), 'admin', 'admin-ui'),
+                        (pg_temp.pk(2), 'member', pg_temp.pk(1)),
+                        (pg_temp.pk(3), 'member', NULL),
+                        (pg_temp.pk(4), 'member', 'claim'),
+                        (pg_temp.pk(5), 'member', 'invite')) AS v (pubkey, role, added_by)
+                    ORDER BY v.pubkey COLLATE "C"$$,
+                  'every member of the community, by pubkey, with role and added_by');
+SELECT ok((SELECT bool_and(m.joined_at = now()) FROM buzz.relay_members(:'c') m),
+          '... joined_at is when they joined (this transaction)');
+SELECT is_empty(format('SELECT * FROM buzz.relay_members(%L)', gen_random_uuid()),
+                'an unknown community: no rows');
+SELECT is_empty('SELECT * FROM buzz.relay_members(NULL)', 'a NULL community: no rows');
+
+-- Who may call it
+SET LOCAL ROLE buzz_reader;
+SELECT results_eq(format('SELECT m.pubkey FROM buzz.relay_members(%L) m', :'other'),
+                  $$SELECT v.p FROM (VALUES (pg_temp.pk(0)), (pg_temp.pk(6))) v (p) ORDER BY v.p COLLATE "C"$$,
+                  'buzz_reader may read the members');
+SET LOCAL ROLE buzz_writer;
+SELECT is((SELECT count(*) FROM buzz.relay_members(:'other')), 2::bigint, 'buzz_writer may');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -21,6 +21,8 @@ rules live in the database; this layer binds parameters and signs.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import inspect
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -46,8 +48,8 @@ class MembershipWrite:
     outcome: the word the SQL function answered ('added', 'already_member', ...) or, for
         the batch functions, the number of rows it changed.
     snapshot: the signed list the call made live for its community, None when it changed
-        nothing (a call for several communities, such as rotate_relay_key, leaves it None:
-        see lists).
+        nothing (a rotation that re-signed several communities leaves it None: their lists
+        are in events).
     events: every signed event of the transaction (lists, 8000, 8001), in prepare's order.
     details: the other columns of table-returning functions (community_id, use_count, ...).
     """
@@ -210,6 +212,28 @@ class MembershipTransaction:
         return self._value("SELECT buzz.unarchive_community(%s)", community)
 
 
+def _whole_transaction(write: Callable[..., Any]) -> Callable[..., MembershipWrite]:
+    """A MembershipTransaction write as a call of its own: one transaction with its list."""
+
+    @functools.wraps(write)
+    def run(self: Membership, *args: Any, **kwargs: Any) -> MembershipWrite:
+        return self._write(lambda tx: write(tx, *args, **kwargs))
+
+    run.__signature__ = inspect.signature(write).replace(return_annotation=MembershipWrite)  # type: ignore[attr-defined]
+    return run
+
+
+def _own_transaction(write: Callable[..., T]) -> Callable[..., T]:
+    """A write that changes no member, in a transaction of its own; returns its answer."""
+
+    @functools.wraps(write)
+    def run(self: Membership, *args: Any, **kwargs: Any) -> T:
+        with self.transaction() as tx:
+            return write(tx, *args, **kwargs)
+
+    return run
+
+
 class Membership:
     """The membership API over one connection, signing with the relay key.
 
@@ -268,126 +292,43 @@ class Membership:
         }
         return events, lists
 
-    def _write(
-        self,
-        community: Community | None,
-        call: Callable[[MembershipTransaction], T],
-    ) -> MembershipWrite:
+    def _write(self, call: Callable[[MembershipTransaction], Any]) -> MembershipWrite:
         with self.transaction() as tx:
             answer = call(tx)
         outcome, details = answer, {}
         if isinstance(answer, dict):
             details = dict(answer)
             outcome = details.pop("outcome")
-            community = details.get("community_id") or community
-        snapshot = tx.lists.get(str(community)) if community is not None else None
+        # One call changes one community, except a rotation, which may re-sign many.
+        snapshot = next(iter(tx.lists.values())) if len(tx.lists) == 1 else None
         return MembershipWrite(outcome, snapshot, tx.events, details)
 
-    # One whole transaction per write path.
+    # One whole transaction per write path: the MembershipTransaction method of the same name,
+    # then the list, then COMMIT.
+    create_community = _whole_transaction(MembershipTransaction.create_community)
+    add_relay_member = _whole_transaction(MembershipTransaction.add_relay_member)
+    add_relay_members = _whole_transaction(MembershipTransaction.add_relay_members)
+    claim_relay_membership = _whole_transaction(MembershipTransaction.claim_relay_membership)
+    claim_relay_invite = _whole_transaction(MembershipTransaction.claim_relay_invite)
+    remove_relay_member = _whole_transaction(MembershipTransaction.remove_relay_member)
+    remove_relay_member_if_role = _whole_transaction(
+        MembershipTransaction.remove_relay_member_if_role
+    )
+    update_relay_member_role = _whole_transaction(MembershipTransaction.update_relay_member_role)
+    bootstrap_owner = _whole_transaction(MembershipTransaction.bootstrap_owner)
+    transfer_ownership = _whole_transaction(MembershipTransaction.transfer_ownership)
+    backfill_from_allowlist = _whole_transaction(MembershipTransaction.backfill_from_allowlist)
+    republish_member_list = _whole_transaction(MembershipTransaction.republish_member_list)
+    # This Membership must already sign with the new key; call until the outcome is 0.
+    rotate_relay_key = _whole_transaction(MembershipTransaction.rotate_relay_key)
+    delete_community = _whole_transaction(MembershipTransaction.delete_community)
 
-    def create_community(self, host: str, owner: str) -> MembershipWrite:
-        return self._write(None, lambda tx: tx.create_community(host, owner))
-
-    def add_relay_member(
-        self, community: Community, pubkey: str, role: str = "member", added_by: str | None = None
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.add_relay_member(community, pubkey, role, added_by)
-        )
-
-    def add_relay_members(
-        self,
-        community: Community,
-        pubkeys: Sequence[str],
-        role: str = "member",
-        added_by: str | None = None,
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.add_relay_members(community, pubkeys, role, added_by)
-        )
-
-    def claim_relay_membership(
-        self, community: Community, pubkey: str, policy_version: str | None = None
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.claim_relay_membership(community, pubkey, policy_version)
-        )
-
-    def claim_relay_invite(
-        self, community: Community, code: str, pubkey: str, policy_version: str | None = None
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.claim_relay_invite(community, code, pubkey, policy_version)
-        )
-
-    def remove_relay_member(self, community: Community, pubkey: str) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.remove_relay_member(community, pubkey))
-
-    def remove_relay_member_if_role(
-        self, community: Community, pubkey: str, role: str
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.remove_relay_member_if_role(community, pubkey, role)
-        )
-
-    def update_relay_member_role(
-        self, community: Community, pubkey: str, role: str
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.update_relay_member_role(community, pubkey, role)
-        )
-
-    def bootstrap_owner(self, community: Community, pubkey: str) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.bootstrap_owner(community, pubkey))
-
-    def transfer_ownership(
-        self, community: Community, new_owner: str, expected_owner: str | None = None
-    ) -> MembershipWrite:
-        return self._write(
-            community, lambda tx: tx.transfer_ownership(community, new_owner, expected_owner)
-        )
-
-    def backfill_from_allowlist(self, community: Community) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.backfill_from_allowlist(community))
-
-    def republish_member_list(self, community: Community) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.republish_member_list(community))
-
-    def rotate_relay_key(self, new_pubkey: str, limit: int | None = None) -> MembershipWrite:
-        """Marks up to `limit` communities and publishes their lists with this signer's key.
-
-        This Membership must already sign with the new key. Call until outcome is 0.
-        """
-        return self._write(None, lambda tx: tx.rotate_relay_key(new_pubkey, limit))
-
-    def delete_community(self, community: Community) -> MembershipWrite:
-        return self._write(community, lambda tx: tx.delete_community(community))
-
-    def create_relay_invite(
-        self,
-        community: Community,
-        created_by: str,
-        max_uses: int | None = 1,
-        ttl: dt.timedelta = dt.timedelta(hours=72),
-    ) -> Invite:
-        with self.transaction() as tx:
-            return tx.create_relay_invite(community, created_by, max_uses, ttl)
-
-    def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
-        with self.transaction() as tx:
-            return tx.revoke_relay_invite(community, invite_id)
-
-    def allowlist_add(self, community: Community, pubkey: str, note: str | None = None) -> str:
-        with self.transaction() as tx:
-            return tx.allowlist_add(community, pubkey, note)
-
-    def archive_community(self, community: Community) -> str:
-        with self.transaction() as tx:
-            return tx.archive_community(community)
-
-    def unarchive_community(self, community: Community) -> str:
-        with self.transaction() as tx:
-            return tx.unarchive_community(community)
+    # Writes that change no member: their own transaction, and their answer as it is.
+    create_relay_invite = _own_transaction(MembershipTransaction.create_relay_invite)
+    revoke_relay_invite = _own_transaction(MembershipTransaction.revoke_relay_invite)
+    allowlist_add = _own_transaction(MembershipTransaction.allowlist_add)
+    archive_community = _own_transaction(MembershipTransaction.archive_community)
+    unarchive_community = _own_transaction(MembershipTransaction.unarchive_community)
 
     # Reads
 

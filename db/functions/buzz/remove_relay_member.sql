@@ -19,9 +19,8 @@ BEGIN
     IF FOUND THEN
         RETURN 'removed';
     END IF;
-    RETURN CASE WHEN EXISTS (SELECT FROM buzz_private.relay_members m
-                             WHERE m.community_id = p_community AND m.pubkey = v_pubkey)
-                THEN 'is_owner' ELSE 'not_member' END;
+    RETURN CASE WHEN buzz_private.member_role(p_community, v_pubkey) IS NULL THEN 'not_member'
+                ELSE 'is_owner' END;
 END
 $$;
 ALTER FUNCTION buzz.remove_relay_member(uuid, text) OWNER TO buzz_owner;

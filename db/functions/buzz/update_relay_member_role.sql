@@ -22,9 +22,7 @@ BEGIN
     IF FOUND THEN
         RETURN 'updated';
     END IF;
-    SELECT m.role INTO v_current
-    FROM buzz_private.relay_members m
-    WHERE m.community_id = p_community AND m.pubkey = v_pubkey;
+    v_current := buzz_private.member_role(p_community, v_pubkey);
     RETURN CASE WHEN v_current IS NULL THEN 'not_member'
                 WHEN v_current = 'owner' THEN 'is_owner'
                 ELSE 'unchanged' END;

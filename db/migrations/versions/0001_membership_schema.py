@@ -13,6 +13,28 @@ branch_labels = None
 depends_on = None
 
 
+def advisory_locks(*statements: str) -> str:
+    """A DO block running each statement (with %s for the function) on every advisory-lock
+    function of pg_catalog: pg_advisory_lock, pg_try_advisory_xact_lock_shared, ..."""
+    body = "\n".join(f"        EXECUTE format('{st}', v_fn);" for st in statements)
+    return f"""
+DO $$
+DECLARE
+    v_fn regprocedure;
+BEGIN
+    FOR v_fn IN
+        SELECT p.oid::regprocedure
+        FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace
+          AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'
+    LOOP
+{body}
+    END LOOP;
+END
+$$;
+"""
+
+
 def upgrade() -> None:
     run_sql(r"""
 -- Roles are cluster-wide: create them once, whichever database is migrated first.
@@ -39,25 +61,13 @@ GRANT USAGE ON SCHEMA buzz TO buzz_reader, buzz_writer;
 -- Functions are granted one by one next to their definitions (db/functions); nothing is
 -- executable by PUBLIC unless granted.
 ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
-
--- Any role may take any advisory lock by default, so a stranger could hold a community's list
--- lock and stall its writers. In this database only the owner of the membership objects may.
-DO $$
-DECLARE
-    v_fn regprocedure;
-BEGIN
-    FOR v_fn IN
-        SELECT p.oid::regprocedure
-        FROM pg_catalog.pg_proc p
-        WHERE p.pronamespace = 'pg_catalog'::regnamespace
-          AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'
-    LOOP
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', v_fn);
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO buzz_owner', v_fn);
-    END LOOP;
-END
-$$;
-
+""")
+    # Any role may take any advisory lock by default, so a stranger could hold a community's
+    # list lock and stall its writers. In this database only the owner of the membership
+    # objects may.
+    run_sql(advisory_locks("REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC",
+                           "GRANT EXECUTE ON FUNCTION %s TO buzz_owner"))
+    run_sql(r"""
 -- Per-database settings, one row. Change with UPDATE as buzz_owner (see docs/operations.md).
 CREATE TABLE buzz_private.settings (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -222,20 +232,7 @@ def downgrade() -> None:
 DROP SCHEMA buzz CASCADE;
 DROP SCHEMA buzz_private CASCADE;
 ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner GRANT EXECUTE ON FUNCTIONS TO PUBLIC;
-DO $$
-DECLARE
-    v_fn regprocedure;
-BEGIN
-    FOR v_fn IN
-        SELECT p.oid::regprocedure
-        FROM pg_catalog.pg_proc p
-        WHERE p.pronamespace = 'pg_catalog'::regnamespace
-          AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'
-    LOOP
-        EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO PUBLIC', v_fn);
-        EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM buzz_owner', v_fn);
-    END LOOP;
-END
-$$;
 -- Roles are shared by every database of the cluster and are left in place.
 """)
+    run_sql(advisory_locks("GRANT EXECUTE ON FUNCTION %s TO PUBLIC",
+                           "REVOKE EXECUTE ON FUNCTION %s FROM buzz_owner"))

@@ -65,8 +65,12 @@ ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner REVOKE EXECUTE ON FUNCTIONS FROM PU
     # Any role may take any advisory lock by default, so a stranger could hold a community's
     # list lock and stall its writers. In this database only the owner of the membership
     # objects may.
-    run_sql(advisory_locks("REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC",
-                           "GRANT EXECUTE ON FUNCTION %s TO buzz_owner"))
+    run_sql(
+        advisory_locks(
+            "REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC",
+            "GRANT EXECUTE ON FUNCTION %s TO buzz_owner",
+        )
+    )
     run_sql(r"""
 -- Per-database settings, one row. Change with UPDATE as buzz_owner (see docs/operations.md).
 CREATE TABLE buzz_private.settings (
@@ -234,5 +238,9 @@ DROP SCHEMA buzz_private CASCADE;
 ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner GRANT EXECUTE ON FUNCTIONS TO PUBLIC;
 -- Roles are shared by every database of the cluster and are left in place.
 """)
-    run_sql(advisory_locks("GRANT EXECUTE ON FUNCTION %s TO PUBLIC",
-                           "REVOKE EXECUTE ON FUNCTION %s FROM buzz_owner"))
+    run_sql(
+        advisory_locks(
+            "GRANT EXECUTE ON FUNCTION %s TO PUBLIC",
+            "REVOKE EXECUTE ON FUNCTION %s FROM buzz_owner",
+        )
+    )

@@ -52,7 +52,7 @@ demo: db ## run the demo (buzz_signer.demo) against a new database 'buzz_demo'
 	@url="$$($(LOCALDB) create --recreate $(DEMO_DB))"; \
 	DATABASE_URL="$$url" $(PY) -m buzz_signer.demo
 
-test: pgtap pytest ## every test: pgTAP, then pytest
+test: lint pgtap pytest ## every test: ruff, pgTAP, then pytest
 
 pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_prove tests/pgtap/*.sql
 	@shopt -s nullglob; files=(tests/pgtap/*.sql); \
@@ -67,11 +67,8 @@ pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_pr
 pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS=... to pass options
 	@BUZZ_TEST_ADMIN_URL="$$($(LOCALDB) url postgres)" $(PYTEST) $(PYTEST_ARGS)
 
-lint: ## ruff over buzz_signer and tests (skipped when ruff is not installed)
-	@if [ -x $(RUFF) ]; then ruff=$(RUFF); \
-	elif command -v ruff >/dev/null 2>&1; then ruff=ruff; \
-	else echo "lint: ruff is not installed ($(PY) -m pip install ruff); skipped"; exit 0; fi; \
-	$$ruff check buzz_signer tests
+lint: setup ## ruff over the Python (buzz_signer, tests, migrations)
+	@$(RUFF) check buzz_signer tests db/migrations
 
 clean: ## stop the local cluster and remove .buzz/ (every local database)
 	@$(LOCALDB_ANY) destroy

@@ -1,0 +1,318 @@
+"""Building the database the way operators do: `alembic upgrade head` and `buzz-admin migrate`
+as subprocesses, on empty databases. The result is complete, a second run is a no-op that
+re-applies the functions, and upgrading one revision at a time gives the same catalog."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.localdb import url_with_dbname
+from buzz_signer.membership import Membership
+
+REPO = Path(__file__).resolve().parents[2]
+FUNCTIONS = REPO / "db" / "functions"
+ALEMBIC = REPO / ".venv" / "bin" / "alembic"
+BUZZ_ADMIN = REPO / ".venv" / "bin" / "buzz-admin"
+SCHEMAS = ("buzz", "buzz_private")
+READ_FUNCTIONS = {
+    "community_id",
+    "relay_members",
+    "member_list",
+    "membership_events",
+    "member_list_drift",
+}
+
+# What must come out the same whichever way the database was built.
+CATALOG = {
+    "schemas": """
+        SELECT nspname, pg_get_userbyid(nspowner), nspacl::text FROM pg_namespace
+        WHERE nspname IN ('buzz', 'buzz_private') ORDER BY 1""",
+    "functions": """
+        SELECT n.nspname, p.proname, pg_get_function_identity_arguments(p.oid),
+               pg_get_functiondef(p.oid), pg_get_userbyid(p.proowner), p.prosecdef,
+               p.proconfig::text, p.proacl::text, obj_description(p.oid, 'pg_proc')
+        FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+        WHERE n.nspname IN ('buzz', 'buzz_private') ORDER BY 1, 2, 3""",
+    "tables": """
+        SELECT n.nspname, c.relname, c.relkind, c.relpersistence, pg_get_userbyid(c.relowner),
+               c.relacl::text
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname IN ('buzz', 'buzz_private') ORDER BY 1, 2""",
+    "columns": """
+        SELECT table_schema, table_name, ordinal_position, column_name, data_type, is_nullable,
+               column_default, collation_name, is_identity
+        FROM information_schema.columns
+        WHERE table_schema IN ('buzz', 'buzz_private') ORDER BY 1, 2, 3""",
+    "compression": """
+        SELECT a.attrelid::regclass::text, a.attname, a.attcompression::text
+        FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+        WHERE c.relnamespace = 'buzz_private'::regnamespace AND a.attnum > 0
+          AND NOT a.attisdropped ORDER BY 1, 2""",
+    "indexes": """
+        SELECT schemaname, tablename, indexname, indexdef FROM pg_indexes
+        WHERE schemaname IN ('buzz', 'buzz_private') ORDER BY 1, 2, 3""",
+    "constraints": """
+        SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) FROM pg_constraint
+        WHERE connamespace IN ('buzz'::regnamespace, 'buzz_private'::regnamespace)
+        ORDER BY 1, 2""",
+    "triggers": """
+        SELECT tgrelid::regclass::text, tgname, pg_get_triggerdef(oid), tgenabled::text
+        FROM pg_trigger WHERE NOT tgisinternal ORDER BY 1, 2""",
+    "advisory_lock_acl": """
+        SELECT p.oid::regprocedure::text, p.proacl::text FROM pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::regnamespace
+          AND p.proname ~ '^pg_(try_)?advisory' ORDER BY 1""",
+    "default_acl": """
+        SELECT pg_get_userbyid(defaclrole), defaclobjtype::text, defaclacl::text
+        FROM pg_default_acl ORDER BY 1, 2""",
+    "settings": "SELECT * FROM buzz_private.settings",
+    "alembic_version": "SELECT version_num FROM public.alembic_version",
+}
+
+
+def catalog(url: str) -> dict[str, list[tuple[Any, ...]]]:
+    with psycopg.connect(url) as c:
+        return {name: c.execute(query).fetchall() for name, query in CATALOG.items()}
+
+
+def run(url: str, *argv: str | Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "DATABASE_URL": url}
+    done = subprocess.run(
+        [str(a) for a in argv],
+        check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, (argv, done.stdout, done.stderr)
+    return done
+
+
+def alembic(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return run(url, ALEMBIC, *args)
+
+
+def revisions_in_order(url: str) -> list[str]:
+    """Every revision from the first to head, from `alembic history`."""
+    out = alembic(url, "history").stdout
+    parent: dict[str, str] = {}
+    for line in out.splitlines():
+        m = re.match(r"^\s*(\S+) -> (\w+)\b", line)
+        if m:
+            parent[m.group(2)] = m.group(1)
+    assert parent, out
+    children = {down: rev for rev, down in parent.items()}
+    assert len(children) == len(parent), f"branches in the history: {out}"
+    order, at = [], "<base>"
+    while at in children:
+        at = children[at]
+        order.append(at)
+    assert len(order) == len(parent), out
+    return order
+
+
+@pytest.fixture(scope="module")
+def new_database(admin_url: str) -> Iterator[Any]:
+    """Makes empty databases (no template of ours); drops them after the module."""
+    names: list[str] = []
+
+    def make() -> str:
+        name = f"buzz_mig_{os.getpid()}_{secrets.token_hex(3)}"
+        with psycopg.connect(admin_url, autocommit=True) as c:
+            c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        names.append(name)
+        return url_with_dbname(admin_url, name)
+
+    yield make
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        for name in names:
+            c.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+@pytest.fixture(scope="module")
+def head(new_database: Any) -> tuple[str, dict[str, list[tuple[Any, ...]]]]:
+    """A database built by `alembic upgrade head`, and its catalog right after."""
+    url = new_database()
+    alembic(url, "upgrade", "head")
+    return url, catalog(url)
+
+
+def function_files() -> set[tuple[str, str]]:
+    return {(schema, f.stem) for schema in SCHEMAS for f in (FUNCTIONS / schema).glob("*.sql")}
+
+
+def triggers_in_files() -> set[tuple[str, str]]:
+    found = set()
+    pattern = re.compile(
+        r"CREATE\s+(?:OR\s+REPLACE\s+)?(?:CONSTRAINT\s+)?TRIGGER\s+(\w+)\s+.*?\bON\s+([\w.]+)",
+        re.IGNORECASE | re.DOTALL,
+    )
+    for f in FUNCTIONS.glob("*/*.sql"):
+        for name, table in pattern.findall(f.read_text(encoding="utf-8")):
+            found.add((table, name))
+    return found
+
+
+def test_alembic_upgrade_head_builds_a_complete_database(head):
+    url, cat = head
+    with psycopg.connect(url) as c:
+        schemas = {
+            r[0]
+            for r in c.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname IN ('buzz', 'buzz_private')"
+            )
+        }
+        assert schemas == set(SCHEMAS)
+        roles = dict(
+            c.execute(
+                "SELECT rolname, rolcanlogin FROM pg_roles"
+                " WHERE rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader')"
+            ).fetchall()
+        )
+        assert roles == {"buzz_owner": False, "buzz_writer": False, "buzz_reader": False}
+
+        # Every function file, and nothing else, is a function of its schema.
+        procs = set(
+            c.execute(
+                "SELECT n.nspname, p.proname FROM pg_proc p"
+                " JOIN pg_namespace n ON n.oid = p.pronamespace"
+                " WHERE n.nspname IN ('buzz', 'buzz_private')"
+            ).fetchall()
+        )
+        assert procs == function_files()
+        # Every trigger the files create exists (and is enabled).
+        triggers = set(
+            c.execute(
+                "SELECT tgrelid::regclass::text, tgname FROM pg_trigger"
+                " WHERE NOT tgisinternal AND tgenabled = 'O'"
+            ).fetchall()
+        )
+        assert triggers_in_files() <= triggers
+        assert len(triggers_in_files()) >= 5
+
+        # The API: SECURITY DEFINER, owned by buzz_owner, search_path pinned empty, no PUBLIC.
+        api = c.execute(
+            "SELECT p.proname, p.oid::regprocedure::text, p.prosecdef,"
+            " pg_get_userbyid(p.proowner), p.proconfig,"
+            " has_function_privilege('public', p.oid, 'EXECUTE'),"
+            " has_function_privilege('buzz_writer', p.oid, 'EXECUTE'),"
+            " has_function_privilege('buzz_reader', p.oid, 'EXECUTE')"
+            " FROM pg_proc p WHERE p.pronamespace = 'buzz'::regnamespace"
+        ).fetchall()
+        assert {r[0] for r in api} == {
+            name for schema, name in function_files() if schema == "buzz"
+        }
+        for name, sig, secdef, owner, config, public, writer, reader in api:
+            assert secdef and owner == "buzz_owner", sig
+            assert config == ['search_path=""'], sig
+            assert not public, sig
+            assert writer, sig
+            assert reader == (name in READ_FUNCTIONS), sig
+        # Callers get no privilege on the tables.
+        assert (
+            c.execute(
+                "SELECT count(*) FROM pg_class c, unnest(ARRAY['buzz_writer', 'buzz_reader']) r"
+                " WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind = 'r'"
+                " AND (has_table_privilege(r, c.oid, 'SELECT') OR"
+                "      has_table_privilege(r, c.oid, 'INSERT') OR"
+                "      has_table_privilege(r, c.oid, 'UPDATE') OR"
+                "      has_table_privilege(r, c.oid, 'DELETE'))"
+            ).fetchone()[0]
+            == 0
+        )
+        head_rev = revisions_in_order(url)[-1]
+        assert cat["alembic_version"] == [(head_rev,)]
+
+    # And it works: a write publishes its list.
+    with Membership.connect(url, RelayKey.generate()) as m:
+        w = m.create_community("migrated.example.org", RelayKey.generate().pubkey)
+        assert w.outcome == "created" and w.snapshot is not None
+
+
+def test_upgrade_again_is_a_noop_that_reapplies_functions(head):
+    url, cat = head
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("COMMENT ON FUNCTION buzz.community_id(text) IS 'tampered'")
+        c.execute(
+            "CREATE OR REPLACE FUNCTION buzz_private.normalize_host(p_host text)"
+            " RETURNS text LANGUAGE sql AS 'SELECT p_host'"
+        )
+        procs = dict(
+            c.execute(
+                "SELECT p.oid::regprocedure::text, p.xmin::text FROM pg_proc p"
+                " WHERE p.pronamespace IN ('buzz'::regnamespace, 'buzz_private'::regnamespace)"
+            ).fetchall()
+        )
+        communities = c.execute("SELECT count(*) FROM buzz_private.communities").fetchone()
+    assert catalog(url) != cat
+    out = alembic(url, "upgrade", "head")
+    assert "Traceback" not in out.stderr
+    assert catalog(url) == cat
+    with psycopg.connect(url) as c:
+        again = dict(
+            c.execute(
+                "SELECT p.oid::regprocedure::text, p.xmin::text FROM pg_proc p"
+                " WHERE p.pronamespace IN ('buzz'::regnamespace, 'buzz_private'::regnamespace)"
+            ).fetchall()
+        )
+        # Every function was written again, by one transaction; data is kept.
+        assert again.keys() == procs.keys()
+        assert all(again[f] != procs[f] for f in procs)
+        assert len(set(again.values())) == 1
+        assert c.execute("SELECT count(*) FROM buzz_private.communities").fetchone() == communities
+    assert alembic(url, "current").stdout.split()[0] == cat["alembic_version"][0][0]
+
+
+def test_buzz_admin_migrate_builds_the_same_database(new_database, head):
+    url = new_database()
+    out = run(url, BUZZ_ADMIN, "migrate")
+    assert "newest revision" in out.stdout
+    first = catalog(url)
+    assert first == head[1]
+    run(url, BUZZ_ADMIN, "migrate")
+    assert catalog(url) == first
+
+
+def test_one_revision_at_a_time_gives_the_same_catalog(new_database, head):
+    url = new_database()
+    revisions = revisions_in_order(url)
+    for rev in revisions:
+        alembic(url, "upgrade", rev)
+        with psycopg.connect(url) as c:
+            assert c.execute("SELECT version_num FROM alembic_version").fetchall() == [(rev,)]
+    alembic(url, "upgrade", "head")
+    assert catalog(url) == head[1]
+
+
+def test_downgrade_to_base_and_up_again(new_database, head):
+    url = new_database()
+    alembic(url, "upgrade", "head")
+    alembic(url, "downgrade", "base")
+    with psycopg.connect(url) as c:
+        assert c.execute(
+            "SELECT count(*) FROM pg_namespace WHERE nspname IN ('buzz', 'buzz_private')"
+        ).fetchone() == (0,)
+        assert c.execute("SELECT count(*) FROM alembic_version").fetchone() == (0,)
+        # The advisory-lock functions are everybody's again.
+        assert c.execute(
+            "SELECT bool_and(has_function_privilege('public', p.oid, 'EXECUTE'))"
+            " FROM pg_proc p WHERE p.pronamespace = 'pg_catalog'::regnamespace"
+            " AND p.proname ~ '^pg_(try_)?advisory_(xact_)?lock(_shared)?$'"
+        ).fetchone() == (True,)
+    alembic(url, "upgrade", "head")
+    assert catalog(url) == head[1]

@@ -21,7 +21,7 @@ BEGIN ATOMIC
     FROM pg_temp.prepared() p;
 END;
 
-SELECT plan(56);
+SELECT plan(58);
 
 -- The triggers
 SELECT trigger_is('buzz_private', 'relay_members', 'relay_members_track_insert',
@@ -128,6 +128,10 @@ SELECT throws_ok('TRUNCATE buzz_private.relay_members', '55000', NULL, 'TRUNCATE
 SELECT throws_ok('TRUNCATE buzz_private.communities CASCADE', '55000', NULL,
                  'TRUNCATE communities CASCADE (reaching relay_members): 55000');
 SELECT ok(EXISTS (SELECT FROM buzz.relay_members(:'c')), '... the members are still there');
+SELECT throws_ok('TRUNCATE buzz_private.member_lists', '55000', NULL,
+                 'TRUNCATE member_lists (the live lists and their newest created_at): 55000');
+SELECT throws_ok('TRUNCATE buzz_private.member_list_pieces', '55000', NULL,
+                 'TRUNCATE member_list_pieces: 55000');
 RESET client_min_messages;
 
 -- A change after prepare

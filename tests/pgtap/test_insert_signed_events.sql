@@ -13,7 +13,7 @@ RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT * FROM buzz.insert_signed_events(%s, %s)', p_ids, p_sigs),
                  p_code, NULL, p_description);
 
-SELECT plan(47);
+SELECT plan(54);
 
 -- Nothing prepared
 SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
@@ -126,6 +126,31 @@ SELECT ok((SELECT count(*) FROM buzz.membership_events(:'d1', :ahead + 1)) = 1
           AND (SELECT e ->> 'id' FROM buzz.membership_events(:'d1', :ahead + 1) e)
               = (SELECT e ->> 'id' FROM buzz.membership_events(:'d2', :ahead + 1) e),
           '... and each community its own copy of the same 8000');
+
+-- Publishing twice in one transaction: one list and one set of events, by net effect
+SELECT pg_temp.settle();
+SELECT community_id AS t FROM buzz.create_community('twice.example.org', pg_temp.pk(30)) \gset
+SELECT is(pg_temp.flush(), 2, 'a community published (as if committed)');
+SELECT buzz.member_list(:'t') ->> 'id' AS before_id \gset
+SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(31)), 'added', 'in one transaction: pk(31) added');
+SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(32)), 'added', '... pk(32) added');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.sigs(3))),
+          3::bigint, '... published: the list and two 8000');
+SELECT is(buzz.remove_relay_member(:'t', pg_temp.pk(31)), 'removed', '... pk(31) removed again');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT results_eq(
+    format($$SELECT e ->> 'kind', CASE WHEN e ->> 'kind' <> '13534' THEN e #>> '{tags,1,1}' END
+             FROM buzz.insert_signed_events(%L, pg_temp.sigs(%s)) e$$,
+           :'ids', cardinality(:'ids'::text[])),
+    format($$VALUES ('13534', NULL), ('8000', %L)$$, pg_temp.pk(32)),
+    '... published again: counted from the transaction''s start, only pk(32) joined');
+SELECT results_eq(
+    format($$SELECT e ->> 'kind', e #>> '{tags,1,1}' FROM buzz.membership_events(%L, %s) e$$,
+           :'t', (buzz.member_list(:'t') ->> 'created_at')),
+    format($$VALUES ('8000', %L)$$, pg_temp.pk(32)),
+    '... and the first publish''s events were replaced: no 8000 for pk(31) is left');
+SELECT pg_temp.settle();
 
 -- Who may call it
 SET LOCAL ROLE buzz_reader;

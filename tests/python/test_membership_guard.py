@@ -537,6 +537,9 @@ def test_writes_under_other_isolation_are_refused(level, mem, reader, key, cm):
     [
         "SELECT buzz.add_relay_member(%(c)s, %(new)s)",
         "SELECT * FROM buzz.prepare_membership_events(%(relay)s)",
+        "SELECT buzz.archive_community(%(c)s)",
+        "SELECT buzz.unarchive_community(%(c)s)",
+        "SELECT buzz.delete_community(%(c)s)",
     ],
 )
 def test_raw_calls_under_repeatable_read_are_refused(sql, conn, reader, key, community):
@@ -709,3 +712,26 @@ def test_write_inside_the_callers_transaction(db_url, reader, listener, key, com
         assert_live_list(
             reader, community.cid, w.snapshot, key.pubkey, {community.owner: "owner", a: "member"}
         )
+
+
+def test_several_writes_in_the_callers_transaction_leave_one_list(
+    db_url, reader, listener, key, community
+):
+    """Each write publishes in its savepoint, yet the transaction leaves what one transaction
+    must: one list, 8000/8001 by net effect from its start, one notification at COMMIT."""
+    a, b = new_pubkey(), new_pubkey()
+    with psycopg.connect(db_url) as raw:
+        m = Membership(raw, key)
+        raw.execute("SELECT 1")  # the caller's transaction is open
+        m.add_relay_member(community.cid, a)
+        m.add_relay_member(community.cid, b)
+        last = m.remove_relay_member(community.cid, a)
+        assert [ev["kind"] for ev in last.events] == [13534, 8000]
+        assert last.events[1]["tags"][1][1] == b
+        raw.commit()
+    assert received(listener, 1) == [payload_of(community.cid, last.snapshot)]
+    assert_live_list(
+        reader, community.cid, last.snapshot, key.pubkey, {community.owner: "owner", b: "member"}
+    )
+    events = [(ev["kind"], ev["tags"][1][1]) for ev in reader.membership_events(community.cid)]
+    assert events == [(8000, community.owner), (8000, b)]  # the owner's from the creation

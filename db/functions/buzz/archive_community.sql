@@ -2,7 +2,7 @@
 -- Freezes a community: every membership write on it raises BZARC from then on, including a
 -- write already under way whose list lock is granted after this commits. Its list stays live.
 -- Outcomes: 'archived'; 'unchanged' (already archived).
--- Raises: BZNCM. Locks: the community row FOR NO KEY UPDATE, which writers' FOR KEY SHARE
+-- Raises: BZISO, BZNCM. Locks: the community row FOR NO KEY UPDATE, which writers' FOR KEY SHARE
 -- does not conflict with: archiving never waits for a writer, nor a writer for it.
 CREATE OR REPLACE FUNCTION buzz.archive_community(p_community uuid)
 RETURNS text
@@ -10,6 +10,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = ''
 AS $$
 BEGIN
+    PERFORM buzz_private.require_read_committed();
     UPDATE buzz_private.communities c SET archived_at = pg_catalog.now()
     WHERE c.community_id = p_community AND c.archived_at IS NULL;
     IF FOUND THEN

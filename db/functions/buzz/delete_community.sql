@@ -2,13 +2,14 @@
 -- Deletes a community with its members, list, events, invites, allowlist and policy
 -- acceptances. No list and no 8001 events are written. Waits for membership writes under way
 -- (their FOR KEY SHARE); writes that start later get BZNCM.
--- Outcomes: 'deleted'; 'not_found'.
+-- Outcomes: 'deleted'; 'not_found'. Raises: BZISO.
 CREATE OR REPLACE FUNCTION buzz.delete_community(p_community uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = ''
 AS $$
 BEGIN
+    PERFORM buzz_private.require_read_committed();
     DELETE FROM buzz_private.communities c WHERE c.community_id = p_community;
     IF NOT FOUND THEN
         RETURN 'not_found';

@@ -2,10 +2,11 @@
 --
 -- Phase two of a list write. Takes one id and one signature per row of the last prepare, in
 -- its order (a repeated id as often as it was prepared), all in one call. Stores the 8000/8001
--- events, makes each new list the live one (replacing the old), announces each list with
--- NOTIFY buzz_membership (delivered at commit), clears this transaction's commit guard, and
+-- events (replacing any this transaction stored before for the same community), makes each
+-- new list the live one (replacing the old), clears this transaction's commit guard, and
 -- returns the signed events as NIP-01 JSON objects in prepare's order. With nothing prepared
--- and empty arrays it returns no rows.
+-- and empty arrays it returns no rows. Each list that is live at COMMIT is announced then
+-- (buzz_private.announce_list).
 --
 -- The database cannot check BIP-340 signatures; the signer verifies its own before it hands
 -- them over, and buzz-admin verify checks every live list.
@@ -60,14 +61,32 @@ BEGIN
             USING ERRCODE = 'BZSIG';
     END IF;
 
-    INSERT INTO buzz_private.membership_events
-        (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
-    SELECT e.community_id, e.id, e.pubkey, e.created_at, e.kind, e.member_pubkey,
-           pg_catalog.lower(s.sig)
-    FROM buzz_private.tx_prepared_events e
-    JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position) ON s.position = e.position
-    WHERE e.xid = v_xid AND e.kind <> 13534
-    ORDER BY e.position;
+    -- Published before in this transaction: those events are replaced by these, which count
+    -- from the transaction's start. One list and one set of events per community.
+    WITH replaced AS (
+        DELETE FROM buzz_private.tx_published_events t
+        WHERE t.xid = v_xid
+          AND t.community_id IN (SELECT e.community_id FROM buzz_private.tx_prepared_events e
+                                 WHERE e.xid = v_xid)
+        RETURNING t.event_seq
+    )
+    DELETE FROM buzz_private.membership_events m
+    WHERE m.event_seq IN (SELECT r.event_seq FROM replaced r);
+
+    WITH stored AS (
+        INSERT INTO buzz_private.membership_events
+            (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
+        SELECT e.community_id, e.id, e.pubkey, e.created_at, e.kind, e.member_pubkey,
+               pg_catalog.lower(s.sig)
+        FROM buzz_private.tx_prepared_events e
+        JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
+          ON s.position = e.position
+        WHERE e.xid = v_xid AND e.kind <> 13534
+        ORDER BY e.position
+        RETURNING membership_events.community_id, membership_events.event_seq
+    )
+    INSERT INTO buzz_private.tx_published_events (xid, community_id, event_seq)
+    SELECT v_xid, st.community_id, st.event_seq FROM stored st;
 
     INSERT INTO buzz_private.member_lists AS l (community_id, id, pubkey, created_at, sig)
     SELECT e.community_id, e.id, e.pubkey, e.created_at, pg_catalog.lower(s.sig)
@@ -77,15 +96,6 @@ BEGIN
     ON CONFLICT (community_id) DO UPDATE
         SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
             created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
-
-    -- NOTIFY is queued now and delivered only if and when this transaction commits.
-    PERFORM pg_catalog.pg_notify('buzz_membership',
-                                 pg_catalog.jsonb_build_object('community_id', e.community_id,
-                                                               'id', e.id,
-                                                               'kind', e.kind,
-                                                               'created_at', e.created_at)::text)
-    FROM buzz_private.tx_prepared_events e
-    WHERE e.xid = v_xid AND e.kind = 13534;
 
     RETURN QUERY
         SELECT CASE WHEN e.kind = 13534 THEN buzz_private.list_event(e.community_id)
@@ -101,7 +111,6 @@ BEGIN
 
     -- Published: every change recorded so far is covered, and the commit guard is satisfied.
     DELETE FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid;
-    DELETE FROM buzz_private.tx_member_changes ch WHERE ch.xid = v_xid;
     DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
 END
 $$;

@@ -1,12 +1,13 @@
 -- buzz.unarchive_community(p_community uuid) -> text
 -- Lets membership writes on the community again.
--- Outcomes: 'unarchived'; 'unchanged' (not archived). Raises: BZNCM.
+-- Outcomes: 'unarchived'; 'unchanged' (not archived). Raises: BZISO, BZNCM.
 CREATE OR REPLACE FUNCTION buzz.unarchive_community(p_community uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = ''
 AS $$
 BEGIN
+    PERFORM buzz_private.require_read_committed();
     UPDATE buzz_private.communities c SET archived_at = NULL
     WHERE c.community_id = p_community AND c.archived_at IS NOT NULL;
     IF FOUND THEN

@@ -3,6 +3,7 @@
 -- for every community this transaction marked. insert_signed_events removes the mark; a mark
 -- still there means members changed (or a republish was asked for) without a signed list, and
 -- the commit fails with BZUNS. A community deleted in the same transaction owes nothing.
+-- A community that passes has its scratch rows cleared: nothing of them outlives the commit.
 -- SET CONSTRAINTS ... IMMEDIATE only makes it fail sooner.
 CREATE OR REPLACE FUNCTION buzz_private.check_list_signed()
 RETURNS trigger
@@ -12,6 +13,7 @@ AS $$
 BEGIN
     IF NOT EXISTS (SELECT FROM buzz_private.tx_pending_lists p
                    WHERE p.xid = NEW.xid AND p.community_id = NEW.community_id) THEN
+        PERFORM buzz_private.forget_community_changes(NEW.xid, NEW.community_id);
         RETURN NULL;
     END IF;
     IF NOT EXISTS (SELECT FROM buzz_private.communities c

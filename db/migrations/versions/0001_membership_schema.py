@@ -182,8 +182,8 @@ CREATE TABLE buzz_private.policy_acceptances (
     PRIMARY KEY (community_id, pubkey, policy_version)
 );
 
--- Transaction scratch: what the current transaction changed and prepared. A row lives only
--- inside its own transaction (visible to no other until commit, removed before commit), so
+-- Transaction scratch: what the current transaction changed, prepared and published. A row
+-- lives only inside its own transaction (visible to no other, removed by the time it commits), so
 -- these tables are UNLOGGED: they cost no WAL and a crash loses nothing that matters. xid
 -- leads every key, so concurrent transactions never wait on each other's entries.
 CREATE UNLOGGED TABLE buzz_private.tx_pending_lists (
@@ -193,8 +193,9 @@ CREATE UNLOGGED TABLE buzz_private.tx_pending_lists (
     rebuild boolean NOT NULL DEFAULT false,
     PRIMARY KEY (xid, community_id)
 );
--- First touch of each pubkey in the transaction: was it a member before? Net effect decides
--- the 8000/8001 events at prepare.
+-- First touch of each pubkey in the transaction: was it a member before the transaction? Net
+-- effect decides the 8000/8001 events at prepare. Kept until COMMIT (the commit guard clears
+-- it), so a transaction that publishes twice still counts from its start.
 CREATE UNLOGGED TABLE buzz_private.tx_member_changes (
     xid xid8 NOT NULL,
     community_id uuid NOT NULL,
@@ -213,6 +214,14 @@ CREATE UNLOGGED TABLE buzz_private.tx_prepared_events (
     created_at bigint NOT NULL,
     member_pubkey text COLLATE "C",   -- 8000/8001
     PRIMARY KEY (xid, position)
+);
+-- The 8000/8001 events this transaction stored: a later publish in the same transaction
+-- replaces them, so a transaction leaves one set of events per community, by net effect.
+CREATE UNLOGGED TABLE buzz_private.tx_published_events (
+    xid xid8 NOT NULL,
+    community_id uuid NOT NULL,
+    event_seq bigint NOT NULL,
+    PRIMARY KEY (xid, community_id, event_seq)
 );
 
 DO $$

@@ -13,18 +13,24 @@ RETURN repeat('ab', 32);
 CREATE FUNCTION pg_temp.pk(n integer) RETURNS text LANGUAGE sql IMMUTABLE
 RETURN encode(sha256(convert_to('member ' || n, 'UTF8')), 'hex');
 
--- Prepare, "sign" and insert: the signed events, as insert_signed_events returns them.
+-- Prepare, "sign" and insert, then settle: the signed events, as insert_signed_events
+-- returns them. See publish_with and settle below.
 CREATE FUNCTION pg_temp.publish() RETURNS SETOF jsonb LANGUAGE plpgsql AS $$
-DECLARE
-    v_ids text[];
 BEGIN
-    SELECT coalesce(array_agg(p.id ORDER BY p.ord), '{}') INTO v_ids
-    FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY AS p (
-        community_id, id, kind, created_at, serialized, ord);
-    RETURN QUERY SELECT * FROM buzz.insert_signed_events(
-        v_ids, array_fill(repeat('5', 128), ARRAY[cardinality(v_ids)]));
+    RETURN QUERY SELECT * FROM pg_temp.publish_with(pg_temp.relay_pubkey());
 END
 $$;
+
+-- As if the transaction committed here. A suite runs in one transaction that it rolls back,
+-- while the contract counts changes by their net effect per transaction (one list and one set
+-- of 8000/8001 events per community). Forgetting what this transaction recorded so far lets a
+-- suite publish step by step, each step counted like a transaction of its own. Suites that
+-- test publishing twice within one transaction call prepare and insert without it.
+CREATE FUNCTION pg_temp.settle() RETURNS void LANGUAGE sql SECURITY DEFINER
+BEGIN ATOMIC
+    DELETE FROM buzz_private.tx_member_changes ch WHERE ch.xid = pg_current_xact_id_if_assigned();
+    DELETE FROM buzz_private.tx_published_events t WHERE t.xid = pg_current_xact_id_if_assigned();
+END;
 
 -- What prepare would return right now, without publishing (then the suite publishes or not).
 CREATE FUNCTION pg_temp.prepared()
@@ -129,6 +135,7 @@ BEGIN
     FROM buzz.prepare_membership_events(p_key) WITH ORDINALITY AS p (
         community_id, id, kind, created_at, serialized, ord);
     RETURN QUERY SELECT * FROM buzz.insert_signed_events(v_ids, pg_temp.sigs(cardinality(v_ids)));
+    PERFORM pg_temp.settle();
 END
 $$;
 

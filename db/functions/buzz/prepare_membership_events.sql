@@ -15,7 +15,8 @@
 --
 -- Raises: BZIPK (malformed key), BZISO (not READ COMMITTED), BZKEY, BZLAG, BZARC (members of
 -- a community archived before its list lock was granted were changed).
--- Locks: relay-key lock shared, list locks (advisory, transaction scope).
+-- Locks: relay-key lock shared, list locks (advisory, transaction scope); waits and idleness
+-- bounded by buzz_private.bound_waits.
 CREATE OR REPLACE FUNCTION buzz.prepare_membership_events(p_relay_pubkey text)
 RETURNS TABLE (community_id uuid, id text, kind integer, created_at bigint, serialized text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -34,6 +35,7 @@ DECLARE
     v_added integer;
 BEGIN
     PERFORM buzz_private.require_read_committed();
+    PERFORM buzz_private.bound_waits();
     PERFORM buzz_private.check_relay_key(v_pubkey);
     v_xid := pg_catalog.pg_current_xact_id_if_assigned();
     IF v_xid IS NULL THEN

@@ -3,7 +3,8 @@
 -- foreign-key check takes. It keeps the community from being deleted under the write, yet
 -- never blocks, and is never blocked by, archive/unarchive (FOR NO KEY UPDATE) or other writers.
 -- Raises BZNCM for a missing community, BZARC for an archived one unless p_allow_archived.
--- An archive that commits later is caught by prepare, after the list lock.
+-- An archive that commits later is caught by prepare, after the list lock. First bounds this
+-- transaction's lock waits and idleness (bound_waits).
 CREATE OR REPLACE FUNCTION buzz_private.lock_community(
     p_community uuid, p_allow_archived boolean DEFAULT false)
 RETURNS void
@@ -13,6 +14,7 @@ AS $$
 DECLARE
     v_archived boolean;
 BEGIN
+    PERFORM buzz_private.bound_waits();
     SELECT c.archived_at IS NOT NULL INTO v_archived
     FROM buzz_private.communities c
     WHERE c.community_id = p_community

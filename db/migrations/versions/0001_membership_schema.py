@@ -77,7 +77,12 @@ CREATE TABLE buzz_private.settings (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     -- How far ahead of the clock a list's created_at may run before prepare raises BZLAG.
     max_list_lead_seconds integer NOT NULL DEFAULT 300 CHECK (max_list_lead_seconds >= 0),
-    max_communities_per_owner integer NOT NULL DEFAULT 50 CHECK (max_communities_per_owner > 0)
+    max_communities_per_owner integer NOT NULL DEFAULT 50 CHECK (max_communities_per_owner > 0),
+    -- A membership write holds row locks and, from prepare to COMMIT, the community's list
+    -- lock. A client that hangs there is cut off after this long idle in its transaction...
+    idle_timeout_ms integer NOT NULL DEFAULT 10000 CHECK (idle_timeout_ms > 0),
+    -- ...and no membership write waits longer than this for a lock.
+    lock_timeout_ms integer NOT NULL DEFAULT 30000 CHECK (lock_timeout_ms > 0)
 );
 INSERT INTO buzz_private.settings DEFAULT VALUES;
 

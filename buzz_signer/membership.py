@@ -224,12 +224,14 @@ def _whole_transaction(write: Callable[..., Any]) -> Callable[..., MembershipWri
 
 
 def _own_transaction(write: Callable[..., T]) -> Callable[..., T]:
-    """A write that changes no member, in a transaction of its own; returns its answer."""
+    """A write that changes no member, in a transaction of its own; returns its answer.
+
+    Nothing to publish, so no prepare: it works whichever key this Membership holds."""
 
     @functools.wraps(write)
     def run(self: Membership, *args: Any, **kwargs: Any) -> T:
-        with self.transaction() as tx:
-            return write(tx, *args, **kwargs)
+        with translated(), self.conn.transaction():
+            return write(MembershipTransaction(self.conn), *args, **kwargs)
 
     return run
 

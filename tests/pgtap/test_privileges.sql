@@ -19,7 +19,7 @@ INSERT INTO api VALUES
     ('revoke_relay_invite', false), ('rotate_relay_key', false), ('transfer_ownership', false),
     ('unarchive_community', false), ('update_relay_member_role', false),
     ('community_id', true), ('relay_members', true), ('member_list', true),
-    ('membership_events', true), ('member_list_drift', true);
+    ('membership_events', true), ('member_list_drift', true), ('communities', true);
 CREATE VIEW pg_temp.fns AS
 SELECT p.oid, p.oid::regprocedure::text AS fn, p.proname::text AS name, n.nspname::text AS schema,
        p.prosecdef, p.proowner, p.proconfig, p.proacl

@@ -1,0 +1,351 @@
+"""buzz-admin add-member, remove-member, set-role, bootstrap-owner, transfer-ownership,
+claim-membership, members."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ._core import (
+    BAD_INPUT,
+    IS_OWNER,
+    NOT_FOUND,
+    OK,
+    PUBKEY,
+    ROLE_MISMATCH,
+    Outcome,
+    community_command,
+    echo_json,
+    get_state,
+    iso,
+    npub,
+    report,
+    run_write,
+    table,
+    write_command,
+)
+
+ROLES = ("owner", "admin", "member")
+ROLE_RANK = {role: i for i, role in enumerate(ROLES)}
+
+ADD = {
+    "added": Outcome(OK, "added {who} as {role}"),
+    "already_member": Outcome(OK, "{who} is already a member, as {current} (no change)"),
+}
+REMOVE = {
+    "removed": Outcome(OK, "removed {who}"),
+    "not_member": Outcome(NOT_FOUND, "{who} is not a member"),
+    "is_owner": Outcome(
+        IS_OWNER, "{who} is the owner: hand the community over first (transfer-ownership)"
+    ),
+    "role_mismatch": Outcome(ROLE_MISMATCH, "{who} is {current}, not {wanted}"),
+}
+SET_ROLE = {
+    "updated": Outcome(OK, "{who} is now {role}"),
+    "unchanged": Outcome(OK, "{who} is already {role} (no change)"),
+    "not_member": Outcome(NOT_FOUND, "{who} is not a member"),
+    "is_owner": Outcome(IS_OWNER, "{who} is the owner: use transfer-ownership to change the owner"),
+}
+BOOTSTRAP = {
+    "provisioned": Outcome(OK, "made {who} the owner (any other owner is now an admin)"),
+    "unchanged": Outcome(OK, "{who} is already the owner (no change)"),
+}
+TRANSFER = {
+    "transferred": Outcome(
+        OK, "transferred ownership to {who}; the previous owner is now a member"
+    ),
+    "already_owner": Outcome(OK, "{who} is already the owner (no change)"),
+    "no_owner": Outcome(NOT_FOUND, "{host} has no owner to hand over from: use bootstrap-owner"),
+    "owner_conflict": Outcome(ROLE_MISMATCH, "the owner of {host} is not {expected}"),
+    "limit_reached": Outcome(
+        BAD_INPUT, "{who} already owns the most communities allowed (max_communities_per_owner)"
+    ),
+}
+CLAIM = {
+    "joined": Outcome(OK, "{who} joined as member"),
+    "already_member": Outcome(OK, "{who} is already a member, as {current} (no change)"),
+}
+
+
+def register(main: click.Group) -> None:
+    for command in (
+        add_member,
+        remove_member,
+        set_role,
+        bootstrap_owner,
+        transfer_ownership,
+        claim_membership,
+        members,
+    ):
+        main.add_command(command)
+
+
+def article(role: str | None) -> str:
+    """'an admin', 'a member', 'the owner'."""
+    return {"owner": "the owner", "admin": "an admin", "member": "a member"}.get(role or "", "?")
+
+
+def current_role(conn: Any, cid: Any, pubkey: str) -> str | None:
+    row = conn.execute(
+        "SELECT role FROM buzz.relay_members(%s) WHERE pubkey = %s", (cid, pubkey)
+    ).fetchone()
+    return row[0] if row else None
+
+
+@click.command("add-member")
+@click.argument("pubkeys", metavar="PUBKEY...", nargs=-1, required=True, type=PUBKEY)
+@click.option(
+    "--role",
+    type=click.Choice(ROLES),
+    default="member",
+    show_default=True,
+    help="The role to add with (owner is refused: see bootstrap-owner, transfer-ownership).",
+)
+@click.option("--added-by", metavar="LABEL", help="Who added them: a pubkey or a short label.")
+@write_command
+def add_member(pubkeys: tuple[str, ...], role: str, added_by: str | None) -> None:
+    """Add one member, or several in one transaction with one list.
+
+    A pubkey that is already a member keeps its role ("already a member", exit 0).
+
+    \b
+    Example:
+      buzz-admin -c relay.example.org add-member npub1... --role admin
+      buzz-admin add-member 3bf0c63f...e459d npub1...     # both, one list
+    """
+    state = get_state()
+    target = state.resolve()
+    if len(pubkeys) == 1:
+        pk = pubkeys[0]
+        write = run_write(state, lambda tx: tx.add_relay_member(target.id, pk, role, added_by))
+        current = None
+        if write.outcome == "already_member":
+            current = current_role(state.conn, target.id, pk)
+        report(
+            state,
+            target,
+            write,
+            outcome=write.outcome,
+            table_=ADD,
+            words={"who": npub(pk), "role": role, "current": current},
+            extra={"pubkey": pk, "role": role, "current_role": current or role},
+        )
+        return
+    unique = list(dict.fromkeys(pubkeys))
+    write = run_write(state, lambda tx: tx.add_relay_members(target.id, unique, role, added_by))
+    added = write.outcome
+    message = f"added {added} of {len(unique)} pubkeys as {role}"
+    if added < len(unique):
+        message += f"; {len(unique) - added} already members (no change for them)"
+    report(
+        state,
+        target,
+        write,
+        outcome=added,
+        message=message,
+        extra={"added": added, "already_members": len(unique) - added, "role": role},
+    )
+
+
+@click.command("remove-member")
+@click.argument("pubkey", type=PUBKEY)
+@click.option(
+    "--if-role",
+    type=click.Choice(ROLES),
+    help="Remove only if the member has this role (else exit 4, nothing changed).",
+)
+@write_command
+def remove_member(pubkey: str, if_role: str | None) -> None:
+    """Remove a member. The owner cannot be removed (exit 3): transfer ownership first.
+
+    \b
+    Example:
+      buzz-admin remove-member npub1...
+      buzz-admin remove-member npub1... --if-role member   # never an admin
+    """
+    state = get_state()
+    target = state.resolve()
+    if if_role is None:
+        write = run_write(state, lambda tx: tx.remove_relay_member(target.id, pubkey))
+    else:
+        write = run_write(
+            state, lambda tx: tx.remove_relay_member_if_role(target.id, pubkey, if_role)
+        )
+    current = None
+    if write.outcome == "role_mismatch":
+        current = current_role(state.conn, target.id, pubkey)
+    report(
+        state,
+        target,
+        write,
+        outcome=write.outcome,
+        table_=REMOVE,
+        words={
+            "who": npub(pubkey),
+            "wanted": article(if_role),
+            "current": article(current) if current else "no longer a member",
+        },
+        extra={"pubkey": pubkey, "current_role": current},
+    )
+
+
+@click.command("set-role")
+@click.argument("pubkey", type=PUBKEY)
+@click.argument("role", type=click.Choice(ROLES))
+@write_command
+def set_role(pubkey: str, role: str) -> None:
+    """Make a member an admin or a member. The owner's role is changed by transfer-ownership.
+
+    \b
+    Example:
+      buzz-admin set-role npub1... admin
+    """
+    state = get_state()
+    target = state.resolve()
+    write = run_write(state, lambda tx: tx.update_relay_member_role(target.id, pubkey, role))
+    report(
+        state,
+        target,
+        write,
+        outcome=write.outcome,
+        table_=SET_ROLE,
+        words={"who": npub(pubkey), "role": role},
+        extra={"pubkey": pubkey, "role": role},
+    )
+
+
+@click.command("bootstrap-owner")
+@click.argument("pubkey", type=PUBKEY)
+@write_command
+def bootstrap_owner(pubkey: str) -> None:
+    """Provision the owner: PUBKEY becomes the owner (joining if needed); any other owner
+    becomes an admin. For setting up or repairing a community; to hand a community over,
+    use transfer-ownership.
+
+    \b
+    Example:
+      buzz-admin -c relay.example.org bootstrap-owner npub1...
+    """
+    state = get_state()
+    target = state.resolve()
+    write = run_write(state, lambda tx: tx.bootstrap_owner(target.id, pubkey))
+    report(
+        state,
+        target,
+        write,
+        outcome=write.outcome,
+        table_=BOOTSTRAP,
+        words={"who": npub(pubkey)},
+        extra={"pubkey": pubkey},
+    )
+
+
+@click.command("transfer-ownership")
+@click.argument("pubkey", type=PUBKEY)
+@click.option(
+    "--expected-owner",
+    type=PUBKEY,
+    help="Transfer only if this is the current owner (else exit 4, nothing changed).",
+)
+@write_command
+def transfer_ownership(pubkey: str, expected_owner: str | None) -> None:
+    """Hand the community over to PUBKEY (who joins if not a member); the previous owner
+    stays as a member.
+
+    \b
+    Example:
+      buzz-admin transfer-ownership npub1new... --expected-owner npub1old...
+    """
+    state = get_state()
+    target = state.resolve()
+    write = run_write(state, lambda tx: tx.transfer_ownership(target.id, pubkey, expected_owner))
+    report(
+        state,
+        target,
+        write,
+        outcome=write.outcome,
+        table_=TRANSFER,
+        words={
+            "who": npub(pubkey),
+            "host": target.label,
+            "expected": npub(expected_owner) if expected_owner else None,
+        },
+        extra={"pubkey": pubkey, "expected_owner": expected_owner},
+    )
+
+
+@click.command("claim-membership")
+@click.argument("pubkey", type=PUBKEY)
+@click.option("--policy-version", metavar="V", help="Record that PUBKEY accepted this policy.")
+@write_command
+def claim_membership(pubkey: str, policy_version: str | None) -> None:
+    """Let PUBKEY join as a member by its own request (claim_relay_membership), recording
+    the policy version it accepted.
+
+    \b
+    Example:
+      buzz-admin claim-membership npub1... --policy-version 2026-01
+    """
+    state = get_state()
+    target = state.resolve()
+    write = run_write(
+        state, lambda tx: tx.claim_relay_membership(target.id, pubkey, policy_version)
+    )
+    current = None
+    if write.outcome == "already_member":
+        current = current_role(state.conn, target.id, pubkey)
+    report(
+        state,
+        target,
+        write,
+        outcome=write.outcome,
+        table_=CLAIM,
+        words={"who": npub(pubkey), "current": current},
+        extra={"pubkey": pubkey},
+    )
+
+
+@click.command("members")
+@click.option("--hex", "as_hex", is_flag=True, help="Show pubkeys as hex instead of npub.")
+@click.option("--role", type=click.Choice(ROLES), help="Only members with this role.")
+@community_command
+def members(as_hex: bool, role: str | None) -> None:
+    """The community's members as stored: owner first, then admins, then members.
+
+    \b
+    Example:
+      buzz-admin -c relay.example.org members
+      buzz-admin members --json | jq -r '.members[].npub'
+    """
+    state = get_state()
+    target = state.resolve()
+    rows = state.conn.execute(
+        "SELECT pubkey, role, added_by, joined_at FROM buzz.relay_members(%s)", (target.id,)
+    ).fetchall()
+    rows.sort(key=lambda r: (ROLE_RANK.get(r[1], 9), r[0]))
+    if role:
+        rows = [r for r in rows if r[1] == role]
+    if state.json:
+        echo_json(
+            {
+                "community": target.as_json(),
+                "members": [
+                    {
+                        "pubkey": pk,
+                        "npub": npub(pk),
+                        "role": r,
+                        "added_by": by,
+                        "joined_at": iso(at),
+                    }
+                    for pk, r, by, at in rows
+                ],
+            }
+        )
+        return
+    shown = [[r, pk if as_hex else npub(pk), by or "-", iso(at) or "-"] for pk, r, by, at in rows]
+    for line in table(shown, ["ROLE", "PUBKEY", "ADDED BY", "JOINED"]):
+        click.echo(line)
+    counts = {r: sum(1 for row in rows if row[1] == r) for r in ROLES}
+    roles = ", ".join(f"{counts[r]} {r}{'s' if counts[r] != 1 else ''}" for r in ROLES)
+    click.echo(f"{len(rows)} member{'s' if len(rows) != 1 else ''} of {target.label}: {roles}")

@@ -67,8 +67,18 @@ pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_pr
 pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS=... to pass options
 	@BUZZ_TEST_ADMIN_URL="$$($(LOCALDB) url postgres)" $(PYTEST) $(PYTEST_ARGS)
 
-lint: setup ## ruff over the Python (buzz_signer, tests, migrations)
-	@$(RUFF) check buzz_signer tests db/migrations
+lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
+	@$(RUFF) check buzz_signer tests db/migrations bench
+
+.PHONY: bench
+bench: db ## benchmark membership writes (database 'buzz_bench'): table, bench/out/bench.json, latency.png
+	@if ! $(PY) -c 'import matplotlib' >/dev/null 2>&1; then \
+	  log="$$(mktemp)"; \
+	  $(PY) -m pip install --disable-pip-version-check --no-input -q -e '.[test,bench]' >"$$log" 2>&1 \
+	    || { cat "$$log" >&2; rm -f "$$log"; exit 1; }; \
+	  rm -f "$$log"; \
+	fi
+	@$(PY) -m bench.run $(BENCH_ARGS)
 
 clean: ## stop the local cluster and remove .buzz/ (every local database)
 	@$(LOCALDB_ANY) destroy

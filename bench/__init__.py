@@ -1,0 +1,1 @@
+"""The membership benchmark (`make bench`, `python -m bench.run`): see docs/benchmark.md."""

@@ -1,0 +1,94 @@
+"""`python -m bench.run --quick` runs to the end and writes every figure into its JSON.
+
+No timing is asserted: the machine is shared, and the benchmark's job is to report, not to
+fail. The run uses a database of its own on the test server and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
+    db = f"buzz_bench_smoke_{os.getpid()}"
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.run", "--quick", "--admin-url", admin_url,
+         "--db", db, "--out", str(tmp_path), "--drop"],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((tmp_path / "bench.json").read_text())
+
+    meta = results["meta"]
+    assert meta["quick"] is True and meta["sizes"] == [10, 100]
+    for key in ("timestamp", "nproc", "postgres", "notes"):
+        assert meta[key], key
+    assert meta["postgres"]["server_version"].startswith("15")
+    assert meta["lead_bound_restored_s"] == 300
+
+    writers = meta["plan"]["writers"]
+    expected = {
+        "baseline_ms",
+        "baseline_wal_bytes",
+        f"baseline_tps_{writers}",
+        "write_tps_1x1",
+        f"write_tps_{writers}x1",
+        f"write_tps_{writers}x{writers}",
+        "batch_add_ms",
+        "backfill_ms",
+        "burst_lead_s",
+    }
+    for size in meta["sizes"]:
+        expected |= {
+            f"write_ms@{size}",
+            f"member_list_text_ms@{size}",
+            f"member_list_parsed_ms@{size}",
+            f"wal_bytes@{size}",
+        }
+    figures = results["figures"]
+    assert expected <= set(figures), expected - set(figures)
+    for key, f in figures.items():
+        assert f["median"] is not None and f["n"] >= 1, key
+        assert f["unit"] in ("ms", "bytes", "writes/s", "s"), key
+        if f["unit"] != "s" and "wal_own" not in key:  # own WAL: only where pg_waldump reads
+            assert f["ratio"] is not None, key
+    assert figures["baseline_ms"]["ratio"] == 1.0
+
+    targets = {t["target"]: t for t in results["targets"]}
+    assert len(targets) == 6
+    assert all(t["result"] in ("pass", "miss", "n/a") for t in targets.values())
+    # The quick sizes stop at 100: the targets at 10,000 members are not judged.
+    assert targets["write at 10,000 members, median"]["result"] == "n/a"
+    assert targets["full write at 10 members / baseline"]["result"] in ("pass", "miss")
+
+    profile = results["profile"]
+    assert set(profile["writes"]) == {"10", "100"}
+    for w in profile["writes"].values():
+        assert set(w["phases_ms"]) == {
+            "begin+write",
+            "prepare",
+            "check+sign",
+            "insert",
+            "parse",
+            "commit",
+        }
+    assert profile["baseline_phases_ms"] and profile["member_list_parts_ms"]
+    assert profile["batch"]["phases_ms"]
+
+    assert "target" in run.stdout and str(tmp_path / "bench.json") in run.stdout
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return
+    assert (tmp_path / "latency.png").stat().st_size > 0

@@ -31,6 +31,7 @@ READ_FUNCTIONS = {
     "member_list",
     "membership_events",
     "member_list_drift",
+    "communities",
 }
 
 # What must come out the same whichever way the database was built.

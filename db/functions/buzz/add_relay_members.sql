@@ -29,7 +29,7 @@ BEGIN
     END IF;
     SELECT u.position INTO v_bad
     FROM pg_catalog.unnest(p_pubkeys) WITH ORDINALITY AS u (pubkey, position)
-    WHERE u.pubkey IS NULL OR u.pubkey !~ '^[0-9A-Fa-f]{64}$'
+    WHERE u.pubkey IS NULL OR pg_catalog.length(u.pubkey) <> 64 OR u.pubkey ~ '[^0-9A-Fa-f]'
     ORDER BY u.position
     LIMIT 1;
     IF FOUND THEN

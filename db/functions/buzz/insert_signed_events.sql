@@ -56,7 +56,8 @@ BEGIN
                   HINT = 'Prepare again with the new relay key and sign what it returns.';
     END IF;
     IF EXISTS (SELECT FROM pg_catalog.unnest(p_sigs) AS s (sig)
-               WHERE s.sig IS NULL OR s.sig !~ '^[0-9A-Fa-f]{128}$') THEN
+               WHERE s.sig IS NULL OR pg_catalog.length(s.sig) <> 128
+                  OR s.sig ~ '[^0-9A-Fa-f]') THEN
         RAISE EXCEPTION 'every signature must be 128 hexadecimal characters (BIP-340)'
             USING ERRCODE = 'BZSIG';
     END IF;

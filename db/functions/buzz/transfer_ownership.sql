@@ -27,7 +27,7 @@ BEGIN
     PERFORM buzz_private.lock_owner_limit(v_new_owner);
     PERFORM buzz_private.lock_community(p_community);
 
-    SELECT m.pubkey INTO v_owner
+    SELECT m.pubkey::text INTO v_owner
     FROM buzz_private.relay_members m
     WHERE m.community_id = p_community AND m.role = 'owner'
     FOR NO KEY UPDATE;

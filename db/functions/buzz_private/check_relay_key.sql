@@ -10,11 +10,11 @@ DECLARE
     v_recorded text;
 BEGIN
     PERFORM buzz_private.lock_relay_key(false);
-    SELECT k.pubkey INTO v_recorded FROM buzz_private.relay_key k;
+    SELECT k.pubkey::text INTO v_recorded FROM buzz_private.relay_key k;
     IF NOT FOUND THEN
         -- Two first prepares at once: the loser waits on the winner's row, then reads it.
         INSERT INTO buzz_private.relay_key (pubkey) VALUES (p_pubkey) ON CONFLICT DO NOTHING;
-        SELECT k.pubkey INTO v_recorded FROM buzz_private.relay_key k;
+        SELECT k.pubkey::text INTO v_recorded FROM buzz_private.relay_key k;
     END IF;
     IF v_recorded <> p_pubkey THEN
         RAISE EXCEPTION 'the relay key % is not the recorded relay key %', p_pubkey, v_recorded

@@ -12,7 +12,7 @@ BEGIN
     IF p_value IS NULL AND NOT p_required THEN
         RETURN NULL;
     END IF;
-    IF p_value ~ '^[0-9A-Fa-f]{64}$' THEN
+    IF pg_catalog.length(p_value) = 64 AND p_value !~ '[^0-9A-Fa-f]' THEN
         RETURN pg_catalog.lower(p_value);
     END IF;
     IF p_value IS NULL OR pg_catalog.length(p_value) NOT BETWEEN 1 AND 64

@@ -8,7 +8,8 @@ SET search_path = ''
 AS $$
 BEGIN
     -- ASCII classes before lower(): some non-ASCII letters (U+212A KELVIN SIGN) lower to ASCII.
-    IF p_value IS NULL OR p_value !~ '^[0-9A-Fa-f]{64}$' THEN
+    -- A length and a character class: much cheaper than the bounded repetition {64}.
+    IF p_value IS NULL OR pg_catalog.length(p_value) <> 64 OR p_value ~ '[^0-9A-Fa-f]' THEN
         RAISE EXCEPTION '% must be a pubkey: 64 hexadecimal characters', p_argument
             USING ERRCODE = 'BZIPK', HINT = 'Decode npub keys to hex before calling.';
     END IF;

@@ -72,6 +72,17 @@ ALTER DEFAULT PRIVILEGES FOR ROLE buzz_owner REVOKE EXECUTE ON FUNCTIONS FROM PU
         )
     )
     run_sql(r"""
+-- Pubkeys and event ids (64 lowercase hex characters) and signatures (128), in the "C"
+-- collation so that index order is byte order. A length and one character class rather than
+-- a bounded repetition such as {64}: PostgreSQL's regex engine runs that about 10 to 25 times
+-- slower, on every row of a 10,000-member batch.
+CREATE DOMAIN buzz_private.hex_key AS text COLLATE "C"
+    CHECK (pg_catalog.length(VALUE) = 64 AND VALUE !~ '[^0-9a-f]');
+CREATE DOMAIN buzz_private.hex_sig AS text COLLATE "C"
+    CHECK (pg_catalog.length(VALUE) = 128 AND VALUE !~ '[^0-9a-f]');
+ALTER DOMAIN buzz_private.hex_key OWNER TO buzz_owner;
+ALTER DOMAIN buzz_private.hex_sig OWNER TO buzz_owner;
+
 -- Per-database settings, one row. Change with UPDATE as buzz_owner (see docs/operations.md).
 CREATE TABLE buzz_private.settings (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -89,7 +100,7 @@ INSERT INTO buzz_private.settings DEFAULT VALUES;
 -- The relay's public key, recorded by the first prepare and changed only by rotate_relay_key.
 CREATE TABLE buzz_private.relay_key (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    pubkey buzz_private.hex_key NOT NULL,
     recorded_at timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 
@@ -105,7 +116,7 @@ CREATE TABLE buzz_private.communities (
 -- pubkey in "C" collation: the primary key's order is the list's tag order.
 CREATE TABLE buzz_private.relay_members (
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    pubkey buzz_private.hex_key NOT NULL,
     role text COLLATE "C" NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
     added_by text CHECK (pg_catalog.length(added_by) BETWEEN 1 AND 64),
     joined_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -122,10 +133,10 @@ CREATE INDEX relay_members_owned ON buzz_private.relay_members (pubkey) WHERE ro
 -- of every list the community ever had.
 CREATE TABLE buzz_private.member_lists (
     community_id uuid PRIMARY KEY REFERENCES buzz_private.communities ON DELETE CASCADE,
-    id text COLLATE "C" NOT NULL CHECK (id ~ '^[0-9a-f]{64}$'),
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    id buzz_private.hex_key NOT NULL,
+    pubkey buzz_private.hex_key NOT NULL,
     created_at bigint NOT NULL,
-    sig text COLLATE "C" NOT NULL CHECK (sig ~ '^[0-9a-f]{128}$')
+    sig buzz_private.hex_sig NOT NULL
 );
 
 -- The live list's tags, stored in pieces: the member tags of one pubkey prefix (two hex
@@ -136,7 +147,8 @@ CREATE TABLE buzz_private.member_lists (
 -- always matches its signature; member_list_drift compares them with relay_members.
 CREATE TABLE buzz_private.member_list_pieces (
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
-    prefix text COLLATE "C" NOT NULL CHECK (prefix ~ '^[0-9a-f]{2}$'),
+    prefix text COLLATE "C" NOT NULL
+        CHECK (pg_catalog.length(prefix) = 2 AND prefix !~ '[^0-9a-f]'),
     member_count integer NOT NULL CHECK (member_count > 0),
     tags text COLLATE "C" NOT NULL,   -- ',["member","<pubkey>","<role>"]' repeated, in order
     PRIMARY KEY (community_id, prefix)
@@ -147,12 +159,12 @@ ALTER TABLE buzz_private.member_list_pieces ALTER COLUMN tags SET COMPRESSION lz
 CREATE TABLE buzz_private.membership_events (
     event_seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
-    id text COLLATE "C" NOT NULL CHECK (id ~ '^[0-9a-f]{64}$'),
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    id buzz_private.hex_key NOT NULL,
+    pubkey buzz_private.hex_key NOT NULL,
     created_at bigint NOT NULL,
     kind integer NOT NULL CHECK (kind IN (8000, 8001)),
-    member_pubkey text COLLATE "C" NOT NULL CHECK (member_pubkey ~ '^[0-9a-f]{64}$'),
-    sig text COLLATE "C" NOT NULL CHECK (sig ~ '^[0-9a-f]{128}$')
+    member_pubkey buzz_private.hex_key NOT NULL,
+    sig buzz_private.hex_sig NOT NULL
 );
 CREATE INDEX membership_events_by_time
     ON buzz_private.membership_events (community_id, created_at, event_seq);
@@ -173,7 +185,7 @@ CREATE INDEX relay_invites_community ON buzz_private.relay_invites (community_id
 
 CREATE TABLE buzz_private.relay_allowlist (
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    pubkey buzz_private.hex_key NOT NULL,
     note text CHECK (pg_catalog.length(note) <= 1000),
     added_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (community_id, pubkey)
@@ -181,7 +193,7 @@ CREATE TABLE buzz_private.relay_allowlist (
 
 CREATE TABLE buzz_private.policy_acceptances (
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
-    pubkey text COLLATE "C" NOT NULL CHECK (pubkey ~ '^[0-9a-f]{64}$'),
+    pubkey buzz_private.hex_key NOT NULL,
     policy_version text NOT NULL CHECK (pg_catalog.length(policy_version) BETWEEN 1 AND 64),
     accepted_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
     PRIMARY KEY (community_id, pubkey, policy_version)

@@ -58,8 +58,9 @@ BEGIN
     IF EXISTS (SELECT FROM pg_catalog.unnest(p_sigs) AS s (sig)
                WHERE s.sig IS NULL OR pg_catalog.length(s.sig) <> 128
                   OR s.sig ~ '[^0-9A-Fa-f]') THEN
-        RAISE EXCEPTION 'every signature must be 128 hexadecimal characters (BIP-340)'
-            USING ERRCODE = 'BZSIG';
+        RAISE EXCEPTION 'every element of p_sigs must be a BIP-340 signature: 128 hexadecimal characters'
+            USING ERRCODE = 'BZSIG',
+                  HINT = 'Pass the 64-byte Schnorr signature of each prepared id as hex, in prepare''s order.';
     END IF;
 
     -- Published before in this transaction: those events are replaced by these, which count

@@ -17,7 +17,7 @@ BEGIN
         SELECT k.pubkey::text INTO v_recorded FROM buzz_private.relay_key k;
     END IF;
     IF v_recorded <> p_pubkey THEN
-        RAISE EXCEPTION 'the relay key % is not the recorded relay key %', p_pubkey, v_recorded
+        RAISE EXCEPTION 'p_relay_pubkey is not the recorded relay key %', v_recorded
             USING ERRCODE = 'BZKEY',
                   HINT = 'Sign with the recorded key, or change it with buzz.rotate_relay_key.';
     END IF;

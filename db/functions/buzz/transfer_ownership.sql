@@ -27,10 +27,11 @@ BEGIN
     PERFORM buzz_private.lock_owner_limit(v_new_owner);
     PERFORM buzz_private.lock_community(p_community);
 
+    -- Read without a row lock: the ownership lock already keeps every other ownership change
+    -- out, and no other write touches the owner's row. The rows are locked below, in order.
     SELECT m.pubkey::text INTO v_owner
     FROM buzz_private.relay_members m
-    WHERE m.community_id = p_community AND m.role = 'owner'
-    FOR NO KEY UPDATE;
+    WHERE m.community_id = p_community AND m.role = 'owner';
     IF NOT FOUND THEN
         RETURN 'no_owner';
     ELSIF v_owner = v_new_owner THEN
@@ -43,11 +44,20 @@ BEGIN
         RETURN 'limit_reached';
     END IF;
 
+    -- Both member rows, locked in pubkey order like a batch of adds takes them: the new
+    -- owner's row is made (as a member) if missing, so that it can be locked in its turn.
+    -- Out of order, a batch holding one and a transfer holding the other would deadlock.
+    INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
+    VALUES (p_community, v_new_owner, 'member', 'transfer')
+    ON CONFLICT (community_id, pubkey) DO NOTHING;
+    PERFORM FROM buzz_private.relay_members m
+    WHERE m.community_id = p_community AND m.pubkey IN (v_owner, v_new_owner)
+    ORDER BY m.pubkey
+    FOR NO KEY UPDATE;
     UPDATE buzz_private.relay_members m SET role = 'member'
     WHERE m.community_id = p_community AND m.pubkey = v_owner;
-    INSERT INTO buzz_private.relay_members AS m (community_id, pubkey, role, added_by)
-    VALUES (p_community, v_new_owner, 'owner', 'transfer')
-    ON CONFLICT (community_id, pubkey) DO UPDATE SET role = 'owner';
+    UPDATE buzz_private.relay_members m SET role = 'owner'
+    WHERE m.community_id = p_community AND m.pubkey = v_new_owner;
     RETURN 'transferred';
 END
 $$;

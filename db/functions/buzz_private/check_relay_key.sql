@@ -1,6 +1,8 @@
 -- buzz_private.check_relay_key(p_pubkey) -> void
 -- The relay key a prepare may sign with: the recorded one. The first prepare records its key;
--- any other raises BZKEY until rotate_relay_key names it. Holds the relay-key lock shared.
+-- any other raises BZKEY until rotate_relay_key names it. A prepare that has lists to write
+-- takes the relay-key lock (shared) first, so that no rotation commits between this check and
+-- its COMMIT.
 CREATE OR REPLACE FUNCTION buzz_private.check_relay_key(p_pubkey text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -9,7 +11,6 @@ AS $$
 DECLARE
     v_recorded text;
 BEGIN
-    PERFORM buzz_private.lock_relay_key(false);
     SELECT k.pubkey::text INTO v_recorded FROM buzz_private.relay_key k;
     IF NOT FOUND THEN
         -- Two first prepares at once: the loser waits on the winner's row, then reads it.

@@ -1,0 +1,312 @@
+"""Several real sessions on one test database, for the concurrency tests.
+
+- ``Background``: a call run in a thread of its own (on a connection of its own); its answer or
+  its exception comes back through ``result()``.
+- ``wait_until_blocked``: polls ``pg_blocking_pids`` from an observer connection until the
+  waiter's backend is provably waiting for the holder's; fails the test on timeout, or at once
+  if the waiter's call ended instead of waiting. ``waiting_for`` says which lock it waits for;
+  ``finishes_unblocked`` runs a call to its end, failing as soon as it is seen waiting.
+- ``ListLockHolder``: a superuser transaction holding a community's list lock (the advisory
+  lock ``buzz_private.list_lock_key``) by hand, as an operator can.
+- ``RawWriter``: a transaction driven step by step (write, prepare, sign and insert, commit),
+  so that a test can hold it open at a chosen point.
+- ``Stage``: owns a test's sessions and closes them in an order that cannot hang.
+
+Never sleep-and-hope: every "B waits for A" in these tests is read from pg_locks.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, NamedTuple, Self
+
+import psycopg
+
+from buzz_signer.errors import translated
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+from buzz_signer.signer import PreparedEvent, Signer
+
+# Generous: the machine is shared and has two cores. Nothing here asserts a duration; these
+# only bound how long a broken run takes to fail.
+BLOCK_TIMEOUT = 30.0
+RESULT_TIMEOUT = 60.0
+POLL = 0.02
+
+
+def _short(value: Any, limit: int = 200) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class Background:
+    """Runs fn() in a daemon thread; result() joins it and returns or re-raises."""
+
+    def __init__(self, fn: Callable[[], Any], name: str = "call") -> None:
+        self.name = name
+        self._fn = fn
+        self._value: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread by result()
+            self._error = exc
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def describe(self) -> str:
+        if not self.done():
+            return f"{self.name}: still running"
+        if self._error is not None:
+            return f"{self.name}: raised {type(self._error).__name__}: {self._error}"
+        return f"{self.name}: returned {_short(self._value)}"
+
+    def result(self, timeout: float = RESULT_TIMEOUT) -> Any:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise AssertionError(f"{self.name} did not finish within {timeout} s")
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def join(self, timeout: float = RESULT_TIMEOUT) -> None:
+        self._thread.join(timeout)
+
+    def error(self, timeout: float = RESULT_TIMEOUT) -> BaseException | None:
+        """The exception the call raised (None if it returned)."""
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            raise AssertionError(f"{self.name} did not finish within {timeout} s")
+        return self._error
+
+
+class Wait(NamedTuple):
+    """The lock a blocked backend waits for (its ungranted pg_locks row), its statement, and
+    the tables of the rows it queues for (a backend waiting to lock a row holds that row's
+    tuple lock while it waits for the row's locker; an INSERT waiting on a unique key does not).
+    """
+
+    locktype: str
+    mode: str
+    relation: str | None
+    advisory_key: int | None  # bigint-space advisory key, when that is what it waits for
+    query: str
+    queued_rows: list[str]
+
+
+def backend_pid(conn: psycopg.Connection) -> int:
+    return conn.info.backend_pid
+
+
+def blocking_pids(observer: psycopg.Connection, pid: int) -> list[int]:
+    return observer.execute("SELECT pg_blocking_pids(%s)", (pid,)).fetchone()[0]
+
+
+def waiting_for(observer: psycopg.Connection, pid: int) -> Wait | None:
+    """The lock `pid` waits for right now, or None when it waits for none."""
+    row = observer.execute(
+        "SELECT l.locktype, l.mode, l.relation::regclass::text,"
+        " CASE WHEN l.locktype = 'advisory' AND l.objsubid = 1"
+        "      THEN (l.classid::bigint << 32) | l.objid::bigint END,"
+        " a.query,"
+        " ARRAY(SELECT t.relation::regclass::text FROM pg_locks t"
+        "       WHERE t.pid = l.pid AND t.locktype = 'tuple' AND t.granted)"
+        " FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+        " WHERE l.pid = %s AND NOT l.granted",
+        (pid,),
+    ).fetchone()
+    return Wait(*row) if row else None
+
+
+def wait_until_blocked(
+    observer: psycopg.Connection,
+    waiter_pid: int,
+    holder_pid: int,
+    timeout: float = BLOCK_TIMEOUT,
+    call: Background | None = None,
+) -> Wait:
+    """Return once `waiter_pid` is blocked by `holder_pid` (pg_blocking_pids), with the lock it
+    waits for. Fails after `timeout` seconds, or as soon as `call` (the waiter's background
+    call) has ended: a call that finished did not wait."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if holder_pid in blocking_pids(observer, waiter_pid):
+            wait = waiting_for(observer, waiter_pid)
+            if wait is not None:
+                return wait
+        if call is not None and call.done():
+            raise AssertionError(
+                f"backend {waiter_pid} never waited for backend {holder_pid}: {call.describe()}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"backend {waiter_pid} not blocked by backend {holder_pid} after {timeout} s;"
+                f" it waits for {waiting_for(observer, waiter_pid)}"
+                + (f"; {call.describe()}" if call is not None else "")
+            )
+        time.sleep(POLL)
+
+
+def list_lock_key(observer: psycopg.Connection, community: Any) -> int:
+    return observer.execute("SELECT buzz_private.list_lock_key(%s)", (community,)).fetchone()[0]
+
+
+def list_lock_holders(observer: psycopg.Connection, community: Any) -> list[int]:
+    """The backends holding the community's list lock (granted), as in docs/operations.md."""
+    return [
+        r[0]
+        for r in observer.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
+            " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
+            (community,),
+        )
+    ]
+
+
+class ListLockHolder:
+    """A transaction (superuser: the advisory functions are not PUBLIC) holding a community's
+    list lock until release()."""
+
+    def __init__(self, url: str, community: Any) -> None:
+        self.conn = psycopg.connect(url)
+        self.pid = backend_pid(self.conn)
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(buzz_private.list_lock_key(%s))", (community,)
+        )
+
+    def release(self) -> None:
+        self.conn.rollback()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RawWriter:
+    """One transaction driven step by step, to hold it open between any two steps."""
+
+    def __init__(self, url: str, key: RelayKey) -> None:
+        self.conn = psycopg.connect(url)  # autocommit off: the first statement opens it
+        self.pid = backend_pid(self.conn)
+        self.signer = Signer(key)
+        self.prepared: list[PreparedEvent] = []
+
+    def value(self, sql: str, *params: Any) -> Any:
+        with translated():
+            return self.conn.execute(sql, params).fetchone()[0]
+
+    def prepare(self) -> list[PreparedEvent]:
+        with translated():
+            rows = self.conn.execute(
+                "SELECT community_id, id, kind, created_at, serialized"
+                " FROM buzz.prepare_membership_events(%s)",
+                (self.signer.pubkey,),
+            ).fetchall()
+        self.prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+        return self.prepared
+
+    def sign_and_insert(self) -> list[dict[str, Any]]:
+        sigs = self.signer.sign_all(self.prepared)
+        with translated():
+            return [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
+                    ([ev.id for ev in self.prepared], sigs),
+                )
+            ]
+
+    def commit(self) -> None:
+        with translated():
+            self.conn.commit()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def finishes_unblocked(
+    observer: psycopg.Connection, pid: int, call: Background, timeout: float = RESULT_TIMEOUT
+) -> Any:
+    """The result of `call` (running on backend `pid`), failing at once if that backend is
+    ever seen waiting for another one: use it only while nothing else runs that it could
+    legitimately queue behind."""
+    deadline = time.monotonic() + timeout
+    while not call.done():
+        blockers = blocking_pids(observer, pid)
+        if blockers:
+            raise AssertionError(
+                f"{call.name} (backend {pid}) waits for backends {blockers}:"
+                f" {waiting_for(observer, pid)}"
+            )
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{call.name} did not finish within {timeout} s")
+        time.sleep(POLL)
+    return call.result()
+
+
+class Stage:
+    """The sessions of one test, closed in an order that cannot hang: on exit the hand-held
+    locks and raw transactions end first (releasing whatever the background calls wait for),
+    then the background calls are joined, then the remaining connections close."""
+
+    def __init__(self, url: str, key: RelayKey) -> None:
+        self.url = url
+        self.key = key
+        self._holders: list[ListLockHolder | RawWriter] = []
+        self._calls: list[Background] = []
+        self._conns: list[Any] = []
+
+    def membership(self) -> Membership:
+        m = Membership.connect(self.url, self.key)
+        self._conns.append(m)
+        return m
+
+    def listener(self, channel: str = "buzz_membership") -> psycopg.Connection:
+        conn = psycopg.connect(self.url, autocommit=True)
+        self._conns.append(conn)
+        conn.execute(f"LISTEN {channel}")
+        return conn
+
+    def hold_list_lock(self, community: Any) -> ListLockHolder:
+        holder = ListLockHolder(self.url, community)
+        self._holders.append(holder)
+        return holder
+
+    def raw_writer(self) -> RawWriter:
+        writer = RawWriter(self.url, self.key)
+        self._holders.append(writer)
+        return writer
+
+    def background(self, fn: Callable[[], Any], name: str) -> Background:
+        call = Background(fn, name)
+        self._calls.append(call)
+        return call
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for holder in self._holders:
+            holder.close()
+        for call in self._calls:
+            call.join()  # its outcome is the test's business
+        for conn in self._conns:
+            conn.close()

@@ -1,0 +1,247 @@
+"""Concurrency with real sessions: several connections on one database, and every "B waits for
+A" proven from pg_locks (sessions.wait_until_blocked) before the test goes on.
+
+1. Eight joins of one community, all queued on its list lock at once: the final list names all
+   eight, and each list of the queue names one member more than the one before.
+2. A list repair (republish_member_list), prepared and holding the list lock, is held open; an
+   owner transfer does its row work and waits for the list lock only; the repair commits, then
+   the transfer: both commit, with increasing created_at.
+3. A member removal holding its member row is held open; a transfer to that pubkey waits for
+   the row; the removal prepares (the list lock is free), commits; the transfer commits.
+4. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
+   is kept, the previous list stays live, no notification, and the community stays writable.
+"""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+import pytest
+
+pytest.register_assert_rewrite("fixtures_membership", "sessions")
+from fixtures_membership import (
+    assert_list_event,
+    assert_live_list,
+    members_of,
+    new_pubkey,
+    state,
+)
+from sessions import (
+    Stage,
+    backend_pid,
+    finishes_unblocked,
+    list_lock_holders,
+    list_lock_key,
+    wait_until_blocked,
+)
+
+from buzz_signer.errors import BuzzError
+from buzz_signer.nostr import KIND_ADD_USER, KIND_REMOVE_USER
+
+pytest_plugins = ("fixtures_membership",)
+
+JOINS = 8
+
+
+def named(snapshot: dict) -> set[str]:
+    return {tag[1] for tag in snapshot["tags"][1:]}
+
+
+def test_concurrent_joins_are_all_listed(db_url, reader, su, key, community):
+    cid = community.cid
+    joiners = [new_pubkey() for _ in range(JOINS)]
+    with Stage(db_url, key) as stage:
+        sessions = [stage.membership() for _ in joiners]
+        # Hold the list lock so that all eight have written their member row and wait, at
+        # once, in prepare: the most any of them can miss of the others.
+        holder = stage.hold_list_lock(cid)
+        calls = [
+            stage.background(lambda m=m, p=p: m.claim_relay_membership(cid, p), f"join {i}")
+            for i, (m, p) in enumerate(zip(sessions, joiners, strict=True))
+        ]
+        for m, call in zip(sessions, calls, strict=True):
+            wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=call)
+            assert wait.advisory_key == list_lock_key(su, cid), wait
+            assert "prepare_membership_events" in wait.query
+        holder.release()
+        writes = [call.result() for call in calls]
+
+    assert [w.outcome for w in writes] == ["joined"] * JOINS
+    # One after another under the list lock: created_at strictly increases along the queue
+    # and each list names exactly one member more than the list before it.
+    lists = sorted((w.snapshot for w in writes), key=lambda s: s["created_at"])
+    created = [s["created_at"] for s in lists]
+    assert len(set(created)) == JOINS
+    previous = {community.owner}
+    for snapshot in lists:
+        assert previous < named(snapshot) and len(named(snapshot)) == len(previous) + 1
+        previous = named(snapshot)
+    for w in writes:
+        [added] = w.events[1:]
+        assert added["kind"] == KIND_ADD_USER
+        assert added["created_at"] == w.snapshot["created_at"]
+
+    expected = {community.owner: "owner", **{p: "member" for p in joiners}}
+    assert_live_list(reader, cid, lists[-1], key.pubkey, expected)
+    events = reader.membership_events(cid)  # the owner's 8000 (creation), then the joins'
+    assert sorted(ev["tags"][1][1] for ev in events) == sorted([community.owner, *joiners])
+    assert reader.member_list_drift() == []
+
+
+def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, community):
+    cid, owner = community.cid, community.owner
+    members = {new_pubkey(): "member" for _ in range(3)}
+    for p in members:  # a list each, within a second or so: created_at runs ahead of the clock
+        mem.add_relay_member(cid, p)
+    # A member restored behind the API's back (triggers off): the live list is stale.
+    restored = new_pubkey()
+    su.execute("SET session_replication_role = replica")
+    su.execute(
+        "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
+        " VALUES (%s, %s, 'member')",
+        (cid, restored),
+    )
+    su.execute("RESET session_replication_role")
+    assert [d.problem for d in reader.member_list_drift(cid)] == ["members_differ"]
+    stale = reader.member_list(cid)
+    new_owner = new_pubkey()
+
+    with Stage(db_url, key) as stage:
+        m = stage.membership()
+        repair = stage.raw_writer()
+        repair.value("SELECT buzz.republish_member_list(%s)", cid)
+        assert len(repair.prepare()) == 1  # the list only: no member changed
+        assert list_lock_holders(su, cid) == [repair.pid]
+
+        transfer = stage.background(lambda: m.transfer_ownership(cid, new_owner, owner), "transfer")
+        wait = wait_until_blocked(su, backend_pid(m.conn), repair.pid, call=transfer)
+        # Its row work is done (FOR KEY SHARE on the community never waits for the repair);
+        # it waits for the list lock, in prepare, and for nothing else.
+        assert wait.advisory_key == list_lock_key(su, cid), wait
+        assert "prepare_membership_events" in wait.query
+        assert members_of(reader, cid) == {owner: "owner", **members, restored: "member"}
+
+        [repaired] = repair.sign_and_insert()
+        repair.commit()
+        w = transfer.result()
+
+    assert w.outcome == "transferred"
+    repaired_members = {owner: "owner", **members, restored: "member"}
+    assert_list_event(repaired, key.pubkey, repaired_members)
+    assert stale["created_at"] < repaired["created_at"] < w.snapshot["created_at"]
+    expected = {**repaired_members, owner: "member", new_owner: "owner"}
+    assert_live_list(reader, cid, w.snapshot, key.pubkey, expected)
+    assert [(ev["kind"], ev["tags"]) for ev in w.events[1:]] == [
+        (KIND_ADD_USER, [["-"], ["p", new_owner]])
+    ]
+    assert reader.member_list_drift() == []
+
+
+def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, community):
+    cid, owner = community.cid, community.owner
+    leaving = new_pubkey()
+    staying = new_pubkey()
+    mem.add_relay_members(cid, [leaving, staying])
+    before = reader.member_list(cid)
+
+    with Stage(db_url, key) as stage:
+        m, other = stage.membership(), stage.membership()
+        removal = stage.raw_writer()
+        assert removal.value("SELECT buzz.remove_relay_member(%s, %s)", cid, leaving) == "removed"
+        assert list_lock_holders(su, cid) == []  # it holds the member row, not the list
+        # It holds nothing another writer of the community needs: a join commits meanwhile.
+        joiner = new_pubkey()
+        join = stage.background(lambda: other.claim_relay_membership(cid, joiner), "join")
+        assert finishes_unblocked(su, backend_pid(other.conn), join).outcome == "joined"
+
+        # The transfer to the pubkey being removed must wait for that row (its new owner's
+        # INSERT waits on the key), not for the community row, which both lock FOR KEY SHARE.
+        transfer = stage.background(lambda: m.transfer_ownership(cid, leaving), "transfer")
+        wait = wait_until_blocked(su, backend_pid(m.conn), removal.pid, call=transfer)
+        assert wait.locktype == "transactionid", wait
+        assert "transfer_ownership" in wait.query
+        assert "buzz_private.communities" not in wait.queued_rows, wait
+        # Nor does the waiting transfer stop other writes to the community.
+        invite = stage.background(lambda: other.create_relay_invite(cid, "tester"), "invite")
+        finishes_unblocked(su, backend_pid(other.conn), invite)
+
+        # The waiting transfer holds the owner's row and the ownership lock, not the list
+        # lock: the removal prepares and publishes without waiting for it.
+        prepared = removal.prepare()
+        assert [ev.kind for ev in prepared] == [13534, KIND_REMOVE_USER]
+        removed_list, removed_event = removal.sign_and_insert()
+        removal.commit()
+        w = transfer.result()
+
+    assert w.outcome == "transferred"
+    assert_list_event(
+        removed_list, key.pubkey, {owner: "owner", staying: "member", joiner: "member"}
+    )
+    assert removed_event["tags"] == [["-"], ["p", leaving]]
+    assert before["created_at"] < removed_list["created_at"] < w.snapshot["created_at"]
+    # The removal committed first; the transfer then made the pubkey the owner again (8000).
+    expected = {owner: "member", staying: "member", joiner: "member", leaving: "owner"}
+    assert_live_list(reader, cid, w.snapshot, key.pubkey, expected)
+    assert [(ev["kind"], ev["tags"]) for ev in w.events[1:]] == [
+        (KIND_ADD_USER, [["-"], ["p", leaving]])
+    ]
+    history = reader.membership_events(cid, before["created_at"] + 1)
+    assert [(ev["kind"], ev["tags"][1][1]) for ev in history] == [
+        (KIND_ADD_USER, joiner),
+        (KIND_REMOVE_USER, leaving),
+        (KIND_ADD_USER, leaving),
+    ]
+    assert [ev["created_at"] for ev in history[1:]] == [
+        removed_list["created_at"],
+        w.snapshot["created_at"],
+    ]
+    assert reader.member_list_drift() == []
+
+
+def test_cancelled_list_write_rolls_back(db_url, mem, reader, su, key, community):
+    cid = community.cid
+    mem.add_relay_member(cid, new_pubkey())
+    before = state(reader, cid)
+    joiner = new_pubkey()
+
+    with Stage(db_url, key) as stage:
+        listener = stage.listener()
+        m = stage.membership()
+        pid = backend_pid(m.conn)
+        holder = stage.hold_list_lock(cid)
+
+        join = stage.background(lambda: m.claim_relay_membership(cid, joiner), "join")
+        wait = wait_until_blocked(su, pid, holder.pid, call=join)
+        assert wait.advisory_key == list_lock_key(su, cid), wait
+        assert "prepare_membership_events" in wait.query
+        assert su.execute("SELECT pg_cancel_backend(%s)", (pid,)).fetchone()[0] is True
+
+        error = join.error()
+        # The lock is still held by hand: nothing of the join is kept, the previous list is
+        # live byte for byte, no event; the join failed with the cancellation.
+        assert list_lock_holders(su, cid) == [holder.pid]
+        assert state(reader, cid) == before, join.describe()
+        assert isinstance(error, BuzzError), join.describe()
+        assert error.sqlstate == "57014"  # query_canceled
+        assert m.conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        holder.release()
+
+        assert state(reader, cid) == before
+        assert joiner not in members_of(reader, cid)
+        assert reader.member_list_drift() == []
+
+        # The community is writable again; the same session joins with a newer list. It is
+        # the first notification: none came for the cancelled join (NOTIFY order is commit
+        # order).
+        w = m.claim_relay_membership(cid, joiner)
+        assert w.outcome == "joined"
+        [note] = listener.notifies(timeout=30, stop_after=1)
+        assert json.loads(note.payload) == {
+            "community_id": str(cid),
+            "id": w.snapshot["id"],
+            "kind": 13534,
+            "created_at": w.snapshot["created_at"],
+        }
+    assert w.snapshot["created_at"] > json.loads(before[0])["created_at"]
+    assert_live_list(reader, cid, w.snapshot, key.pubkey, {**before[1], joiner: "member"})

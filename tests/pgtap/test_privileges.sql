@@ -45,8 +45,8 @@ SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND NOT
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.proowner <> 'buzz_owner'::regrole$$,
                 'every buzz and buzz_private function is owned by buzz_owner');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
-                  WHERE f.proconfig IS DISTINCT FROM ARRAY['search_path=""']$$,
-                'every buzz and buzz_private function pins search_path to '''' and sets nothing else');
+                  WHERE f.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']$$,
+                'every buzz and buzz_private function pins search_path to pg_catalog, pg_temp and sets nothing else');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND pg_temp.executable_by_public(f.oid)$$,
                 'no buzz function is executable by PUBLIC');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f

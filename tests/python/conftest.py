@@ -28,6 +28,8 @@ import pytest
 if TYPE_CHECKING:
     import psycopg
 
+pytest_plugins = ["secret_watch"]
+
 REPO = Path(__file__).resolve().parents[2]
 DB_FIXTURES = frozenset({"admin_url", "template_db", "db_url", "conn"})
 

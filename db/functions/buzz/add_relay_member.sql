@@ -8,7 +8,7 @@ CREATE OR REPLACE FUNCTION buzz.add_relay_member(
     p_community uuid, p_pubkey text, p_role text DEFAULT 'member', p_added_by text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_pubkey, 'p_pubkey');

@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION buzz.add_relay_members(
     p_added_by text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_role text := buzz_private.normalize_role(p_role, ARRAY['admin', 'member']);

@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION buzz.archive_community(p_community uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM buzz_private.require_read_committed();

@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION buzz.backfill_from_allowlist(p_community uuid)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_added integer;

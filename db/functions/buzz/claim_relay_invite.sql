@@ -13,7 +13,7 @@ CREATE OR REPLACE FUNCTION buzz.claim_relay_invite(
     p_community uuid, p_code text, p_pubkey text, p_policy_version text DEFAULT NULL)
 RETURNS TABLE (outcome text, use_count integer, uses_remaining integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_pubkey, 'p_pubkey');

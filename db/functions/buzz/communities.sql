@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz.communities()
 RETURNS TABLE (community_id uuid, host text, created_at timestamptz, archived_at timestamptz)
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT c.community_id, c.host, c.created_at, c.archived_at
     FROM buzz_private.communities c

@@ -8,7 +8,7 @@
 CREATE OR REPLACE FUNCTION buzz.create_community(p_host text, p_owner text)
 RETURNS TABLE (community_id uuid, outcome text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_host text := buzz_private.normalize_host(p_host);

@@ -10,7 +10,7 @@ CREATE OR REPLACE FUNCTION buzz.create_relay_invite(
     p_ttl interval DEFAULT '72 hours')
 RETURNS TABLE (invite_id uuid, code text, expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_created_by text := buzz_private.normalize_actor(p_created_by, 'p_created_by', true);

@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION buzz.delete_community(p_community uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM buzz_private.require_read_committed();

@@ -16,7 +16,7 @@
 CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
 RETURNS SETOF jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id_if_assigned();

@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz.member_list(p_community uuid)
 RETURNS jsonb
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN buzz_private.list_event(p_community);
 ALTER FUNCTION buzz.member_list(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.member_list(uuid) FROM PUBLIC;

@@ -11,7 +11,7 @@
 CREATE OR REPLACE FUNCTION buzz.member_list_drift(p_community uuid DEFAULT NULL)
 RETURNS TABLE (community_id uuid, problem text, detail text)
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     WITH checked AS (
         SELECT c.community_id, l.id, l.pubkey, l.created_at,

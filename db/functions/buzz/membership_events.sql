@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0)
 RETURNS SETOF jsonb
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT buzz_private.event_json(e.id, e.pubkey, e.created_at, e.kind,
                                    buzz_private.member_event_tags(e.member_pubkey), e.sig)

@@ -20,7 +20,7 @@
 CREATE OR REPLACE FUNCTION buzz.prepare_membership_events(p_relay_pubkey text)
 RETURNS TABLE (community_id uuid, id text, kind integer, created_at bigint, serialized text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_relay_pubkey, 'p_relay_pubkey');

@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz.relay_members(p_community uuid)
 RETURNS TABLE (pubkey text, role text, added_by text, joined_at timestamptz)
 LANGUAGE sql STABLE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT m.pubkey, m.role, m.added_by, m.joined_at
     FROM buzz_private.relay_members m

@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION buzz.remove_relay_member_if_role(
     p_community uuid, p_pubkey text, p_role text)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_pubkey, 'p_pubkey');

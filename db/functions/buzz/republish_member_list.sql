@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION buzz.republish_member_list(p_community uuid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM buzz_private.require_read_committed();

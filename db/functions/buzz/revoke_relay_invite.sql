@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz.revoke_relay_invite(p_community uuid, p_invite_id uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM buzz_private.lock_community(p_community, p_allow_archived => true);

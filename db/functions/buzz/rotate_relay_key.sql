@@ -9,7 +9,7 @@
 CREATE OR REPLACE FUNCTION buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_new_pubkey, 'p_new_pubkey');

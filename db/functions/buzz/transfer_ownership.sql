@@ -12,7 +12,7 @@ CREATE OR REPLACE FUNCTION buzz.transfer_ownership(
     p_community uuid, p_new_owner text, p_expected_owner text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_new_owner text := buzz_private.normalize_pubkey(p_new_owner, 'p_new_owner');

@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz.unarchive_community(p_community uuid)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     PERFORM buzz_private.require_read_committed();

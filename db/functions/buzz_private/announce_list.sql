@@ -6,8 +6,9 @@
 -- "id": "<hex>", "kind": 13534, "created_at": <seconds>}.
 CREATE OR REPLACE FUNCTION buzz_private.announce_list()
 RETURNS trigger
-LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+-- It runs at COMMIT as whoever commits (a buzz_writer login has no access to buzz_private).
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF EXISTS (SELECT FROM buzz_private.member_lists l

@@ -7,7 +7,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.bound_waits()
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_settings buzz_private.settings;

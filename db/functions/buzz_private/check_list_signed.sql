@@ -7,8 +7,9 @@
 -- SET CONSTRAINTS ... IMMEDIATE only makes it fail sooner.
 CREATE OR REPLACE FUNCTION buzz_private.check_list_signed()
 RETURNS trigger
-LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+-- It runs at COMMIT as whoever commits (a buzz_writer login has no access to buzz_private).
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF NOT EXISTS (SELECT FROM buzz_private.tx_pending_lists p

@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.check_policy_version(p_policy_version text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF pg_catalog.length(p_policy_version) NOT BETWEEN 1 AND 64

@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.check_relay_key(p_pubkey text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_recorded text;

@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.event_id(p_serialized text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_serialized, 'UTF8')), 'hex');
 ALTER FUNCTION buzz_private.event_id(text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.event_id(text) FROM PUBLIC;

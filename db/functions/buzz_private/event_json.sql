@@ -4,7 +4,7 @@ CREATE OR REPLACE FUNCTION buzz_private.event_json(
     p_id text, p_pubkey text, p_created_at bigint, p_kind integer, p_tags text, p_sig text)
 RETURNS jsonb
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN ('{"id":' || pg_catalog.to_json(p_id)::text
         || ',"pubkey":' || pg_catalog.to_json(p_pubkey)::text
         || ',"created_at":' || p_created_at

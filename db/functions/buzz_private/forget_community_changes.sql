@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.forget_community_changes(p_xid xid8, p_community uuid)
 RETURNS void
 LANGUAGE sql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     DELETE FROM buzz_private.tx_pending_lists p
     WHERE p.xid = p_xid AND p.community_id = p_community;

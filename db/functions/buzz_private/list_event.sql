@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.list_event(p_community uuid)
 RETURNS jsonb
 LANGUAGE sql STABLE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 -- A quoted body: list_tags is created after this file, and only quoted bodies wait until call.
 AS $$
     SELECT buzz_private.event_json(l.id, l.pubkey, l.created_at, 13534,

@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.list_lock_key(p_community uuid)
 RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN ('x' || pg_catalog.translate(pg_catalog.left(p_community::text, 18), '-', ''))::bit(64)::bigint;
 ALTER FUNCTION buzz_private.list_lock_key(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.list_lock_key(uuid) FROM PUBLIC;

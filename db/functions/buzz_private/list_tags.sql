@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.list_tags(p_community uuid)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN '[["-"]'
        || coalesce((SELECT pg_catalog.string_agg(p.tags, '' ORDER BY p.prefix)
                     FROM buzz_private.member_list_pieces p

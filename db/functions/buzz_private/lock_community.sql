@@ -9,7 +9,7 @@ CREATE OR REPLACE FUNCTION buzz_private.lock_community(
     p_community uuid, p_allow_archived boolean DEFAULT false)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_archived boolean;

@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.lock_owner_limit(p_pubkey text)
 RETURNS void
 LANGUAGE sql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN pg_catalog.pg_advisory_xact_lock(2, pg_catalog.hashtext(p_pubkey));
 ALTER FUNCTION buzz_private.lock_owner_limit(text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.lock_owner_limit(text) FROM PUBLIC;

@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.lock_ownership(p_community uuid)
 RETURNS void
 LANGUAGE sql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN pg_catalog.pg_advisory_xact_lock(1, pg_catalog.hashtext(p_community::text));
 ALTER FUNCTION buzz_private.lock_ownership(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.lock_ownership(uuid) FROM PUBLIC;

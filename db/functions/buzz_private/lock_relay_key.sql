@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.lock_relay_key(p_exclusive boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_exclusive THEN

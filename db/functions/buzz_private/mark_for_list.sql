@@ -6,7 +6,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.mark_for_list(p_communities uuid[], p_rebuild boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_xid xid8;

@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.member_event_tags(p_member text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN '[["-"],["p",' || pg_catalog.to_json(p_member)::text || ']]';
 ALTER FUNCTION buzz_private.member_event_tags(text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.member_event_tags(text) FROM PUBLIC;

@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.member_role(p_community uuid, p_pubkey text)
 RETURNS text
 LANGUAGE sql STABLE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN (SELECT m.role FROM buzz_private.relay_members m
         WHERE m.community_id = p_community AND m.pubkey = p_pubkey);
 ALTER FUNCTION buzz_private.member_role(uuid, text) OWNER TO buzz_owner;

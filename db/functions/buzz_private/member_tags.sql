@@ -9,7 +9,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.member_tags(p_community uuid, p_prefixes text[])
 RETURNS TABLE (prefix text, member_count integer, tags text)
 LANGUAGE sql STABLE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     SELECT pr.prefix, piece.member_count, piece.tags
     FROM pg_catalog.unnest(coalesce(

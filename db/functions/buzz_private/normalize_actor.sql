@@ -6,7 +6,7 @@ CREATE OR REPLACE FUNCTION buzz_private.normalize_actor(
     p_value text, p_argument text, p_required boolean DEFAULT false)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_value IS NULL AND NOT p_required THEN

@@ -4,14 +4,15 @@
 CREATE OR REPLACE FUNCTION buzz_private.normalize_host(p_host text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_parts text[];
 BEGIN
-    -- ASCII classes before lower(), as for pubkeys.
+    -- ASCII classes before lower(), as for pubkeys. No backslash in the pattern: with
+    -- standard_conforming_strings off a caller would turn '\.' into '.' (any character).
     v_parts := pg_catalog.regexp_match(p_host,
-        '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:([1-9][0-9]{0,4}))?$');
+        '^([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?([.][A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)(:([1-9][0-9]{0,4}))?$');
     IF v_parts IS NULL OR pg_catalog.length(v_parts[1]) > 253
        OR (v_parts[6] IS NOT NULL AND v_parts[6]::integer > 65535) THEN
         RAISE EXCEPTION 'p_host must be a DNS name with an optional :port, such as relay.example.org:8443'

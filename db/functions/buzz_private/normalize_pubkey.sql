@@ -4,7 +4,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.normalize_pubkey(p_value text, p_argument text)
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     -- ASCII classes before lower(): some non-ASCII letters (U+212A KELVIN SIGN) lower to ASCII.

@@ -3,7 +3,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.normalize_role(p_role text, p_accepted text[])
 RETURNS text
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF p_role IS NULL OR NOT p_role = ANY (p_accepted) THEN

@@ -7,7 +7,7 @@ CREATE OR REPLACE FUNCTION buzz_private.rebuild_list_pieces(
     p_xid xid8, p_community uuid, p_rebuild boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_prefixes text[];  -- NULL: every prefix

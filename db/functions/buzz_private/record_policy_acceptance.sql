@@ -6,7 +6,7 @@ CREATE OR REPLACE FUNCTION buzz_private.record_policy_acceptance(
     p_community uuid, p_pubkey text, p_policy_version text)
 RETURNS void
 LANGUAGE sql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     INSERT INTO buzz_private.policy_acceptances (community_id, pubkey, policy_version)
     SELECT p_community, p_pubkey, p_policy_version

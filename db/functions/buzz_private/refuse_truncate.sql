@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.refuse_truncate()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     RAISE EXCEPTION 'TRUNCATE of % is refused: members and lists change only with a signed list',

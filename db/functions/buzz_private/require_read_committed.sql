@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.require_read_committed()
 RETURNS void
 LANGUAGE plpgsql STABLE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN

@@ -5,7 +5,7 @@ CREATE OR REPLACE FUNCTION buzz_private.serialize_event(
     p_pubkey text, p_created_at bigint, p_kind integer, p_tags text)
 RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 RETURN '[0,' || pg_catalog.to_json(p_pubkey)::text || ',' || p_created_at || ',' || p_kind
        || ',' || p_tags || ',""]';
 ALTER FUNCTION buzz_private.serialize_event(text, bigint, integer, text) OWNER TO buzz_owner;

@@ -5,7 +5,7 @@
 CREATE OR REPLACE FUNCTION buzz_private.track_member_changes()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
-SET search_path = ''
+SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id();

@@ -1,6 +1,6 @@
 -- Roles and privileges (SPEC section 4).
 -- Every function in schema buzz: SECURITY DEFINER, owned by buzz_owner, search_path pinned
--- empty, not executable by PUBLIC; buzz_writer may execute all of them, buzz_reader exactly
+-- to pg_catalog, pg_temp (docs/design.md: why not empty), not executable by PUBLIC; buzz_writer may execute all of them, buzz_reader exactly
 -- the read functions; neither may touch buzz_private (no USAGE, no table privilege, no
 -- function), checked in the catalog and by real attempts under SET LOCAL ROLE (42501); the
 -- three roles are NOLOGIN; the advisory lock functions and every buzz_private function are

@@ -220,7 +220,7 @@ def test_alembic_upgrade_head_builds_a_complete_database(head):
         }
         for name, sig, secdef, owner, config, public, writer, reader in api:
             assert secdef and owner == "buzz_owner", sig
-            assert config == ['search_path=""'], sig
+            assert config == ["search_path=pg_catalog, pg_temp"], sig
             assert not public, sig
             assert writer, sig
             assert reader == (name in READ_FUNCTIONS), sig

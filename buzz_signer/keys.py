@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from coincurve import PrivateKey
+from coincurve._libsecp256k1 import ffi, lib
 
 from . import nip19
 
@@ -67,14 +68,21 @@ class RelayKey:
     show only the public key, and it refuses to be pickled or copied.
     """
 
-    __slots__ = ("_npub", "_private", "_pubkey")
+    __slots__ = ("_ctx", "_keypair", "_npub", "_private", "_pubkey", "_xonly")
 
     def __init__(self, secret: bytes, *, _token: object = None) -> None:
         if _token is not _CONSTRUCT:
             raise TypeError("use RelayKey.from_secret/from_env/from_file/generate")
         self._private = PrivateKey(secret)
-        self._pubkey = self._private.public_key_xonly.format().hex()
+        self._xonly = self._private.public_key_xonly
+        self._pubkey = self._xonly.format().hex()
         self._npub = nip19.encode_npub(self._pubkey)
+        # coincurve's sign_schnorr derives the keypair (an EC multiplication) on every call;
+        # derive it once. The cdata's repr shows only its type and size, never its bytes.
+        self._ctx = self._private.context.ctx
+        self._keypair = ffi.new("secp256k1_keypair *")
+        if not lib.secp256k1_keypair_create(self._ctx, self._keypair, self._private.secret):
+            raise InvalidKey("the secret key is out of range for secp256k1")
 
     @classmethod
     def from_secret(cls, text: str) -> RelayKey:
@@ -128,19 +136,33 @@ class RelayKey:
         """The public key as NIP-19 `npub1...`."""
         return self._npub
 
-    def sign(self, id_hex: str, *, aux_rand32: bytes | None = None) -> str:
+    def sign(self, id_hex: str, *, aux_rand32: bytes | None = None, verify: bool = True) -> str:
         """Sign a 32-byte event id (64 hex) with BIP-340; return the 64-byte sig as 128 hex.
 
         `aux_rand32` exists for the BIP-340 test vectors; leave it out so that every
         signature gets fresh auxiliary randomness, as BIP-340 recommends.
+
+        The signature is verified before it is returned (as coincurve's sign_schnorr does)
+        and ValueError raised if it does not verify. `verify=False` is only for a caller that
+        verifies every signature itself before using it, as Signer does.
         """
         if not isinstance(id_hex, str) or len(id_hex) != 64 or not _HEX.issuperset(id_hex):
             raise ValueError("an event id must be 64 hexadecimal characters")
-        if aux_rand32 is not None and len(aux_rand32) != 32:
+        if aux_rand32 is None:
+            aux = os.urandom(32)
+        elif isinstance(aux_rand32, bytes | bytearray) and len(aux_rand32) == 32:
+            aux = bytes(aux_rand32)
+        else:
             raise ValueError("aux_rand32 must be 32 bytes")
-        # coincurve reads b"" as "draw fresh randomness" (and None as "no randomness").
-        aux = b"" if aux_rand32 is None else aux_rand32
-        return self._private.sign_schnorr(bytes.fromhex(id_hex), aux).hex()
+        msg = bytes.fromhex(id_hex)
+        sig = ffi.new("unsigned char[64]")
+        if not lib.secp256k1_schnorrsig_sign32(self._ctx, sig, msg, self._keypair, aux):
+            raise ValueError("signing failed")
+        if verify and not lib.secp256k1_schnorrsig_verify(
+            self._ctx, sig, msg, 32, self._xonly.public_key
+        ):
+            raise ValueError("the new signature did not verify; not returned")
+        return ffi.buffer(sig)[:].hex()
 
     def secret_hex(self) -> str:
         """The secret as 64 lowercase hex. Only for `buzz-admin keygen` to show a new key once."""

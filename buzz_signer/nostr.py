@@ -21,9 +21,11 @@ __all__ = [
     "compute_id",
     "event_id",
     "is_lower_hex",
+    "parse_pubkey",
     "serialize_event",
     "verify_event",
     "verify_signature",
+    "verify_signature_by",
 ]
 
 KIND_MEMBERSHIP_LIST = 13534
@@ -68,15 +70,30 @@ def is_lower_hex(value: object, length: int) -> bool:
         return False
 
 
-def verify_signature(pubkey: str, sig: str, id_hex: str) -> bool:
-    """Check a BIP-340 signature (128 hex) over a 32-byte id (64 hex) by an x-only pubkey."""
-    if not (is_lower_hex(pubkey, 64) and is_lower_hex(sig, 128) and is_lower_hex(id_hex, 64)):
-        return False
-    try:
-        key = PublicKeyXOnly(bytes.fromhex(pubkey))
-    except ValueError:  # not an x coordinate on the curve
+def parse_pubkey(pubkey: str) -> PublicKeyXOnly:
+    """Parse an x-only pubkey (64 lowercase hex); ValueError if it is not one on the curve.
+
+    For a caller that verifies many signatures by one key (see `verify_signature_by`).
+    """
+    if not is_lower_hex(pubkey, 64):
+        raise ValueError("a pubkey must be 64 lowercase hexadecimal characters")
+    return PublicKeyXOnly(bytes.fromhex(pubkey))
+
+
+def verify_signature_by(key: PublicKeyXOnly, sig: str, id_hex: str) -> bool:
+    """`verify_signature` with the pubkey already parsed by `parse_pubkey`."""
+    if not (is_lower_hex(sig, 128) and is_lower_hex(id_hex, 64)):
         return False
     return key.verify(bytes.fromhex(sig), bytes.fromhex(id_hex))
+
+
+def verify_signature(pubkey: str, sig: str, id_hex: str) -> bool:
+    """Check a BIP-340 signature (128 hex) over a 32-byte id (64 hex) by an x-only pubkey."""
+    try:
+        key = parse_pubkey(pubkey)
+    except ValueError:  # not lowercase hex, or not an x coordinate on the curve
+        return False
+    return verify_signature_by(key, sig, id_hex)
 
 
 def _is_int(value: object, lo: int, hi: int) -> bool:

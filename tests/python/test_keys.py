@@ -9,7 +9,9 @@ import warnings
 from pathlib import Path
 
 import pytest
+from coincurve import PrivateKey
 
+from buzz_signer import keys as keys_module
 from buzz_signer.keys import InsecureKeyFileWarning, InvalidKey, RelayKey
 from buzz_signer.nostr import verify_signature
 
@@ -114,6 +116,79 @@ def test_sign_accepts_uppercase_id() -> None:
     key = RelayKey.from_secret(SECRET_HEX)
     msg = os.urandom(32).hex()
     assert verify_signature(key.pubkey, key.sign(msg.upper()), msg)
+
+
+@pytest.mark.parametrize("vector", BIP340_SIGNING, ids=[f"vector-{i}" for i in range(4)])
+def test_bip340_signing_vectors_without_the_self_check(
+    vector: tuple[str, str, str, str, str],
+) -> None:
+    secret, pub, aux, msg, sig = (v.lower() for v in vector)
+    key = RelayKey.from_secret(secret)
+    assert key.sign(msg, aux_rand32=bytes.fromhex(aux), verify=False) == sig
+    assert key.sign(msg, aux_rand32=bytearray.fromhex(aux)) == sig
+    fresh = key.sign(msg, verify=False)
+    assert fresh != sig
+    assert verify_signature(pub, fresh, msg)
+
+
+def test_signing_agrees_with_coincurve() -> None:
+    key = RelayKey.generate()
+    reference = PrivateKey(bytes.fromhex(key.secret_hex()))
+    for _ in range(20):
+        msg, aux = os.urandom(32), os.urandom(32)
+        expected = reference.sign_schnorr(msg, aux).hex()
+        assert key.sign(msg.hex(), aux_rand32=aux) == expected
+        assert key.sign(msg.hex(), aux_rand32=aux, verify=False) == expected
+
+
+@pytest.mark.parametrize("verify", [True, False])
+def test_every_signature_draws_its_own_aux_randomness(
+    monkeypatch: pytest.MonkeyPatch, verify: bool
+) -> None:
+    key = RelayKey.generate()
+    msg = os.urandom(32).hex()
+    drawn: list[bytes] = []
+    real_urandom = os.urandom
+
+    def recording_urandom(n: int) -> bytes:
+        drawn.append(real_urandom(n))
+        return drawn[-1]
+
+    monkeypatch.setattr(keys_module.os, "urandom", recording_urandom)
+    sigs = [key.sign(msg, verify=verify) for _ in range(5)]
+    monkeypatch.undo()
+    assert [len(aux) for aux in drawn] == [32] * 5
+    assert len(set(sigs)) == 5
+    # Each signature is the one BIP-340 gives for exactly the aux drawn for it.
+    for sig, aux in zip(sigs, drawn, strict=True):
+        assert key.sign(msg, aux_rand32=aux) == sig
+        assert verify_signature(key.pubkey, sig, msg)
+
+
+@pytest.mark.parametrize(
+    "aux",
+    [b"", b"\0" * 31, b"\0" * 33, "0" * 32, "00" * 32, 0, [0] * 32],
+    ids=["empty", "31-bytes", "33-bytes", "str-32", "hex-str", "int", "list"],
+)
+def test_sign_rejects_bad_aux(aux: object) -> None:
+    key = RelayKey.from_secret(SECRET_HEX)
+    for verify in (True, False):
+        with pytest.raises(ValueError, match="aux_rand32"):
+            key.sign("00" * 32, aux_rand32=aux, verify=verify)  # type: ignore[arg-type]
+
+
+def test_sign_refuses_to_return_a_signature_that_does_not_verify() -> None:
+    # Stand in for a faulty library: the check runs against another key's pubkey.
+    key = RelayKey.from_secret(SECRET_HEX)
+    other = RelayKey.generate()
+    key._xonly = other._xonly  # type: ignore[attr-defined]
+    msg = os.urandom(32).hex()
+    with pytest.raises(ValueError, match="did not verify") as info:
+        key.sign(msg)
+    _assert_no_secret(str(info.value))
+    assert info.value.__cause__ is None
+    # verify=False leaves the check to the caller (Signer verifies every signature).
+    assert verify_signature(PUBKEY_HEX, key.sign(msg, verify=False), msg)
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -276,6 +351,13 @@ def test_repr_and_str_show_only_the_pubkey() -> None:
         assert PUBKEY_HEX in text
         _assert_no_secret(text)
     _assert_no_secret(repr([key, {"k": key}]))
+
+
+def test_no_attribute_shows_the_secret() -> None:
+    key = RelayKey.from_secret(SECRET_HEX)
+    for name in RelayKey.__slots__:
+        _assert_no_secret(repr(getattr(key, name)))
+        _assert_no_secret(str(getattr(key, name)))
 
 
 def test_no_instance_dict_to_dump() -> None:

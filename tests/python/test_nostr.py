@@ -20,9 +20,11 @@ from buzz_signer.nostr import (
     compute_id,
     event_id,
     is_lower_hex,
+    parse_pubkey,
     serialize_event,
     verify_event,
     verify_signature,
+    verify_signature_by,
 )
 
 # NIP-19's own examples.
@@ -198,6 +200,55 @@ def test_verify_signature_rejects_malformed_arguments_without_raising() -> None:
     assert not verify_signature(pub, sig[:-2], msg)
     assert not verify_signature(None, sig, msg)  # type: ignore[arg-type]
     assert not verify_signature(pub, "zz" * 64, msg)
+
+
+@pytest.mark.parametrize("row", bip340_rows(), ids=lambda r: f"vector-{r[0]}")
+def test_verify_signature_by_a_parsed_key_agrees_with_the_vectors(
+    row: tuple[int, str, str, str, str, str, bool],
+) -> None:
+    _, _, pub, _, msg, sig, expected = row
+    try:
+        key = parse_pubkey(pub)
+    except ValueError:
+        assert not expected  # vectors 5 and 14: the pubkey is not on the curve
+        return
+    assert verify_signature_by(key, sig, msg) is expected
+
+
+@pytest.mark.parametrize(
+    "pub",
+    [
+        pytest.param(bip340_rows()[5][2], id="not-on-curve"),
+        pytest.param(bip340_rows()[14][2], id="above-field-size"),
+        pytest.param(bip340_rows()[1][2].upper(), id="uppercase"),
+        pytest.param(bip340_rows()[1][2][:-2], id="short"),
+        pytest.param(bip340_rows()[1][2] + "00", id="long"),
+        pytest.param(" " + bip340_rows()[1][2][1:], id="space"),
+        pytest.param(NPUB, id="npub"),
+        pytest.param(None, id="none"),
+        pytest.param(bytes.fromhex(bip340_rows()[1][2]), id="bytes"),
+    ],
+)
+def test_parse_pubkey_refuses(pub: object) -> None:
+    with pytest.raises(ValueError):
+        parse_pubkey(pub)  # type: ignore[arg-type]
+
+
+def test_verify_signature_by_rejects_malformed_arguments_without_raising() -> None:
+    _, _, pub, _, msg, sig, _ = bip340_rows()[1]
+    key = parse_pubkey(pub)
+    assert verify_signature_by(key, sig, msg)
+    assert not verify_signature_by(key, sig.upper(), msg)
+    assert not verify_signature_by(key, sig, msg.upper())
+    assert not verify_signature_by(key, sig, msg[:-2])
+    assert not verify_signature_by(key, sig[:-2], msg)
+    assert not verify_signature_by(key, sig + "00", msg)
+    assert not verify_signature_by(key, None, msg)  # type: ignore[arg-type]
+    assert not verify_signature_by(key, sig, None)  # type: ignore[arg-type]
+    assert not verify_signature_by(key, "zz" * 64, msg)
+    assert not verify_signature_by(key, sig[:100] + " " + sig[101:], msg)
+    # The right signature by another key.
+    assert not verify_signature_by(parse_pubkey(bip340_rows()[2][2]), sig, msg)
 
 
 def test_is_lower_hex() -> None:

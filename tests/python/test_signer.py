@@ -317,6 +317,188 @@ def test_refusal_names_the_problem(signer: Signer) -> None:
         signer.check(from_serialized(good.serialized.replace("],[", "], [", 1), 13534, T))
     with pytest.raises(RefusedToSign, match="tag 2 is not in strictly increasing"):
         signer.check(prepared(13534, [["-"], ["member", B, "owner"], ["member", A, "admin"]]))
+    user = prepared(KIND_ADD_USER, [["-"], ["p", A]])
+    with pytest.raises(RefusedToSign, match="not in canonical NIP-01 form"):
+        signer.check(from_serialized(user.serialized.replace(",", ", "), KIND_ADD_USER, T))
+    with pytest.raises(RefusedToSign, match="created_at does not match the prepared row"):
+        signer.check(from_serialized(user.serialized, KIND_ADD_USER, T + 1))
+    with pytest.raises(RefusedToSign, match="kind does not match the prepared row"):
+        signer.check(from_serialized(user.serialized, KIND_REMOVE_USER, T))
+    with pytest.raises(RefusedToSign, match=r'tags must be exactly \[\["-"\], \["p", pubkey\]\]'):
+        signer.check(prepared(KIND_ADD_USER, [["-"], ["p", A.upper()]]))
+
+
+def _user_text(kind: int = KIND_ADD_USER, pk: str = A) -> str:
+    return serialize_event(RELAY, T, kind, [["-"], ["p", pk]], "")
+
+
+_CANONICAL = "not in canonical NIP-01 form"
+_TAGS = 'tags must be exactly [["-"], ["p", pubkey]]'
+_PUBKEY = "pubkey is not the relay's key"
+_CREATED_AT = "created_at does not match the prepared row"
+_KIND = "kind does not match the prepared row"
+_CONTENT = "content must be empty"
+_NOT_JSON = "serialized is not JSON"
+_NOT_ARRAY = "not a 6-element NIP-01 array"
+
+
+def _escape_first(text: str, char: str, after: int = 0) -> str:
+    """`text` with its first `char` at or after `after` written as a JSON \\u escape."""
+    i = text.index(char, after)
+    return text[:i] + f"\\u{ord(char):04x}" + text[i + 1 :]
+
+
+def _user_variants() -> list[Any]:
+    """(name, serialized, row kind, row created_at, expected message) for 8000/8001 events
+    that must be refused; the id is always the sha256 of the text."""
+    rows: list[Any] = []
+    for kind in (KIND_ADD_USER, KIND_REMOVE_USER):
+        good = _user_text(kind)
+        p_at = good.index(A)
+        other = RelayKey.generate().pubkey
+        k = str(kind)
+        variants = [
+            # whitespace
+            ("space-after-comma", good.replace(",", ", ", 1), _CANONICAL),
+            ("space-in-tags", good.replace('["-"],', '["-"], '), _CANONICAL),
+            ("tab-before-kind", good.replace(f",{k},", f",\t{k},"), _CANONICAL),
+            ("leading-space", " " + good, _CANONICAL),
+            ("trailing-newline", good + "\n", _CANONICAL),
+            ("trailing-space", good + " ", _CANONICAL),
+            ("crlf-inside", good.replace("[[", "[\r\n[", 1), _CANONICAL),
+            ("space-in-p-pubkey", good.replace(A, A[:30] + " " + A[31:]), _TAGS),
+            ("space-around-p-pubkey", good.replace(f'"{A}"', f'" {A}"'), _TAGS),
+            # case
+            ("uppercase-p-pubkey", good.replace(A, A.upper()), _TAGS),
+            ("one-uppercase-p-digit", good.replace(A, A[:-1] + "F"), _TAGS),
+            ("uppercase-relay-pubkey", good.replace(RELAY, RELAY.upper()), _PUBKEY),
+            ("capital-p-tag", good.replace('["p"', '["P"'), _TAGS),
+            # escapes that decode to the right value
+            ("escaped-p", good.replace('["p"', '["\\u0070"'), _CANONICAL),
+            ("escaped-dash", good.replace('"-"', '"\\u002d"'), _CANONICAL),
+            ("escaped-p-pubkey-digit", _escape_first(good, A[0], p_at), _CANONICAL),
+            ("escaped-relay-digit", _escape_first(good, RELAY[0], 4), _CANONICAL),
+            ("escaped-empty-content", good[:-3] + '"\\u0000"]', _CONTENT),
+            ("escaped-solidus", good.replace('"-"', '"\\/"'), _TAGS),
+            # numbers
+            ("negative-zero", "[-0" + good[2:], _CANONICAL),
+            ("float-zero", "[0.0" + good[2:], "the array does not start with 0"),
+            ("false-for-zero", "[false" + good[2:], "the array does not start with 0"),
+            ("float-kind", good.replace(f",{k},", f",{k}.0,"), _KIND),
+            ("exp-kind", good.replace(f",{k},", f",{k[0]}e3,"), _KIND),
+            ("string-kind", good.replace(f",{k},", f',"{k}",'), _KIND),
+            ("leading-zero-kind", good.replace(f",{k},", f",0{k},"), _NOT_JSON),
+            ("float-created-at", good.replace(f",{T},", f",{T}.0,"), _CREATED_AT),
+            ("exp-created-at", good.replace(f",{T},", ",17e8,"), _CREATED_AT),
+            ("string-created-at", good.replace(f",{T},", f',"{T}",'), _CREATED_AT),
+            ("leading-zero-created-at", good.replace(f",{T},", f",0{T},"), _NOT_JSON),
+            ("plus-created-at", good.replace(f",{T},", f",+{T},"), _NOT_JSON),
+            # kind
+            (
+                "text-kind-other-user-kind",
+                good.replace(f",{k},", ",8001," if kind == 8000 else ",8000,"),
+                _KIND,
+            ),
+            ("text-kind-13534", good.replace(f",{k},", ",13534,"), _KIND),
+            ("text-kind-8002", good.replace(f",{k},", ",8002,"), _KIND),
+            # tags
+            ("extra-p-tag", good.replace("]],", f'],["p","{B}"]],'), _TAGS),
+            ("extra-t-tag", good.replace("]],", '],["t","x"]],'), _TAGS),
+            ("protected-twice", good.replace('[["-"]', '[["-"],["-"]'), _TAGS),
+            ("protected-with-value", good.replace('["-"]', '["-",""]'), _TAGS),
+            ("protected-missing", good.replace('["-"],', ""), _TAGS),
+            ("p-missing", good.replace(f',["p","{A}"]', ""), _TAGS),
+            ("tags-swapped", good.replace(f'[["-"],["p","{A}"]]', f'[["p","{A}"],["-"]]'), _TAGS),
+            ("relay-hint", good.replace(f'"{A}"]', f'"{A}","wss://r"]'), _TAGS),
+            ("p-pubkey-short", good.replace(A, A[:-2]), _TAGS),
+            ("p-pubkey-long", good.replace(A, A + "00"), _TAGS),
+            ("p-pubkey-non-hex", good.replace(A, "g" + A[1:]), _TAGS),
+            ("p-pubkey-npub", good.replace(A, KEY.npub), _TAGS),
+            ("p-pubkey-number", good.replace(f'"{A}"', "7"), _TAGS),
+            ("tags-null", good.replace(f'[["-"],["p","{A}"]]', "null"), _TAGS),
+            ("tags-object", good.replace(f'[["-"],["p","{A}"]]', '{"-":""}'), _TAGS),
+            ("tags-string", good.replace(f'[["-"],["p","{A}"]]', '"ab"'), _TAGS),
+            # pubkey
+            ("other-pubkey", good.replace(RELAY, other), _PUBKEY),
+            ("npub-pubkey", good.replace(RELAY, KEY.npub), _PUBKEY),
+            ("pubkey-with-space", good.replace(RELAY, RELAY + " "), _PUBKEY),
+            ("pubkey-null", good.replace(f'"{RELAY}"', "null"), _PUBKEY),
+            # content
+            ("content", good[:-3] + '"x"]', _CONTENT),
+            ("content-space", good[:-3] + '" "]', _CONTENT),
+            ("content-null", good[:-3] + "null]", _CONTENT),
+            ("content-missing", good[:-4] + "]", _NOT_ARRAY),
+            # the same length as the canonical text
+            ("content-empty-array", good[:-3] + "[]]", _CONTENT),
+            ("content-empty-object", good[:-3] + "{}]", _CONTENT),
+            ("content-zero", good[:-3] + "0 ]", _CONTENT),
+            ("content-zero-extra-bracket", good[:-7] + '"]],0]]', _NOT_JSON),
+            # trailing garbage and structure
+            ("trailing-x", good + "x", _NOT_JSON),
+            ("trailing-bracket", good + "]", _NOT_JSON),
+            ("trailing-comma", good + ",", _NOT_JSON),
+            ("trailing-nul", good + "\0", _NOT_JSON),
+            ("trailing-array", good + "[]", _NOT_JSON),
+            ("seventh-element", good[:-1] + ',"x"]', _NOT_ARRAY),
+            ("truncated", good[:-1], _NOT_JSON),
+            ("empty", "", _NOT_JSON),
+            ("nested", "[" + good + "]", _NOT_ARRAY),
+            ("object", '{"kind":' + k + "}", _NOT_ARRAY),
+            # non-ASCII
+            ("bom", "\ufeff" + good, _NOT_JSON),
+            ("nbsp-after-comma", good.replace(",", ",\u00a0", 1), _NOT_JSON),
+            ("fullwidth-p-digit", good.replace(A, A[:-1] + "\uff10"), _TAGS),
+            ("arabic-indic-p-digit", good.replace(A, A[:-1] + "\u0660"), _TAGS),
+            ("non-ascii-relay-digit", good.replace(RELAY, RELAY[:-1] + "\u0660"), _PUBKEY),
+            ("non-ascii-content", good[:-3] + '"\u00e9"]', _CONTENT),
+            ("line-separator-content", good[:-3] + '"\u2028"]', _CONTENT),
+            ("non-ascii-tag-name", good.replace('["p"', '["\u0440"'), _TAGS),
+        ]
+        rows += [(f"{kind}-{name}", text, kind, T, msg) for name, text, msg in variants]
+        # The text is right, the row is not.
+        rows += [
+            (f"{kind}-row-created-at", good, kind, T + 1, _CREATED_AT),
+            (f"{kind}-row-created-at-zero", good, kind, 0, _CREATED_AT),
+            (f"{kind}-row-kind-other", good, 8001 if kind == 8000 else 8000, T, _KIND),
+            (f"{kind}-row-kind-float", good, float(kind), T, _KIND),
+            (f"{kind}-row-kind-string", good, str(kind), T, _KIND),
+            (f"{kind}-row-kind-13534", good, KIND_MEMBERSHIP_LIST, T, "not a membership list"),
+            (f"{kind}-row-kind-1", good, 1, T, _KIND),
+        ]
+    rows += [
+        ("kind-1-row-and-text", _user_text(1), 1, T, "kind 1 is not a NIP-43 membership kind"),
+        ("kind-8002-row-and-text", _user_text(8002), 8002, T, "kind 8002 is not a NIP-43"),
+        ("kind-0-row-and-text", _user_text(0), 0, T, "kind 0 is not a NIP-43"),
+    ]
+    return [pytest.param(*row[1:], id=row[0]) for row in rows]
+
+
+@pytest.mark.parametrize(("ser", "kind", "created_at", "expected"), _user_variants())
+def test_refuses_every_other_form_of_a_user_event(
+    signer: Signer, ser: str, kind: Any, created_at: int, expected: str
+) -> None:
+    ev = from_serialized(ser, kind, created_at)
+    with pytest.raises(RefusedToSign) as info:
+        signer.check(ev)
+    msg = str(info.value)
+    assert msg.startswith(f"event {ev.id}: ")
+    assert expected in msg
+    assert SECRET_HEX not in msg and NSEC not in msg
+    with pytest.raises(RefusedToSign):
+        signer.sign_all([prepared(KIND_ADD_USER, [["-"], ["p", A]]), ev])
+
+
+@pytest.mark.parametrize("kind", [KIND_ADD_USER, KIND_REMOVE_USER])
+@pytest.mark.parametrize("created_at", [0, 1, T, 2**63 - 1])
+@pytest.mark.parametrize("pk", ["00" * 32, "ff" * 32, "0123456789abcdef" * 4, D])
+def test_accepts_user_events_at_the_edges(
+    signer: Signer, kind: int, created_at: int, pk: str
+) -> None:
+    ev = prepared(kind, [["-"], ["p", pk]], created_at=created_at)
+    assert ev.serialized == f'[0,"{RELAY}",{created_at},{kind},[["-"],["p","{pk}"]],""]'
+    assert signer.check(ev) == [0, RELAY, created_at, kind, [["-"], ["p", pk]], ""]
+    [sig] = signer.sign_all([ev])
+    assert verify_event(_signed(ev, sig))
 
 
 def test_garbage_id_is_not_echoed_at_length(signer: Signer) -> None:
@@ -469,6 +651,30 @@ def test_any_edit_of_the_bytes_is_refused_or_still_a_valid_event(data: st.DataOb
     assert serialize_event(*arr[1:]) == ser
     assert arr[1] == RELAY and arr[3] == KIND_MEMBERSHIP_LIST and arr[5] == ""
     assert _valid_list_tags(arr[4])
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_any_edit_of_a_user_event_is_refused_or_still_canonical(data: st.DataObject) -> None:
+    """The same for 8000/8001: whatever survives an edit is exactly serialize_event of a
+    valid event of ours, with the row's kind and created_at."""
+    kind = data.draw(st.sampled_from([KIND_ADD_USER, KIND_REMOVE_USER]))
+    good = _user_text(kind)
+    pos = data.draw(st.integers(0, len(good)))
+    cut = data.draw(st.integers(0, 3))
+    alphabet = ' \n"\\,[]{}0123456789abcdefABCDEF-pu\u00e9\u0660\uff10'
+    insert = data.draw(st.text(alphabet=alphabet, max_size=3))
+    ser = good[:pos] + insert + good[pos + cut :]
+    ev = from_serialized(ser, kind, T)
+    try:
+        arr = Signer(KEY).check(ev)
+    except RefusedToSign:
+        event("refused")
+        return
+    event("accepted")
+    assert ser == serialize_event(RELAY, T, kind, arr[4], "")
+    assert arr[:4] == [0, RELAY, T, kind] and arr[5] == ""
+    assert _valid_user_tags(arr[4])
 
 
 # --- a large list --------------------------------------------------------------------------

@@ -14,6 +14,7 @@ BEGIN ATOMIC
     UNION ALL SELECT 'relay_members', count(*) FROM buzz_private.relay_members t WHERE t.community_id = p_community
     UNION ALL SELECT 'member_lists', count(*) FROM buzz_private.member_lists t WHERE t.community_id = p_community
     UNION ALL SELECT 'member_list_pieces', count(*) FROM buzz_private.member_list_pieces t WHERE t.community_id = p_community
+    UNION ALL SELECT 'live_list_cache', count(*) FROM buzz_private.live_list_cache t WHERE t.community_id = p_community
     UNION ALL SELECT 'membership_events', count(*) FROM buzz_private.membership_events t WHERE t.community_id = p_community
     UNION ALL SELECT 'relay_invites', count(*) FROM buzz_private.relay_invites t WHERE t.community_id = p_community
     UNION ALL SELECT 'relay_allowlist', count(*) FROM buzz_private.relay_allowlist t WHERE t.community_id = p_community
@@ -31,7 +32,7 @@ SELECT is(buzz.claim_relay_membership(:'c', pg_temp.pk(3), 'v1'), 'joined', '...
 SELECT is(buzz.allowlist_add(:'c', pg_temp.pk(4)), 'added', '... a pubkey allowlisted');
 SELECT lives_ok(format('SELECT * FROM buzz.create_relay_invite(%L, %L)', :'c', pg_temp.pk(0)), '... an invite created');
 SELECT is(pg_temp.flush(), 4, '... published');
-SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 8::bigint,
+SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 9::bigint,
           'the community has rows in every table');
 
 SELECT is(buzz.delete_community(:'c'), 'deleted', 'delete: deleted');

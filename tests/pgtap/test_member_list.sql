@@ -2,11 +2,12 @@
 -- The live signed kind 13534 list as a NIP-01 object: its fields, tags (["-"] first, then
 -- every member by pubkey with its role), an id that hashes its content, the committed list
 -- until a new one is inserted, archived communities, NULL for an unknown or NULL community or
--- one without a list, and who may call it.
+-- one without a list, the copy insert_signed_events keeps (served while its id is the live
+-- list's, else the list is built from its pieces), and who may call it.
 BEGIN;
 \ir lib/fixtures.sql
 
-SELECT plan(23);
+SELECT plan(35);
 
 SELECT pg_temp.community() AS c \gset
 SELECT buzz.member_list(:'c') AS first \gset
@@ -53,6 +54,29 @@ SELECT ok(buzz.member_list(NULL) IS NULL, 'a NULL community: NULL');
 SELECT pg_temp.community('other.example.org') AS other \gset
 DELETE FROM buzz_private.member_lists WHERE community_id = :'other';
 SELECT ok(buzz.member_list(:'other') IS NULL, 'a community whose list was deleted: NULL');
+
+-- The copy kept by insert_signed_events (live_list_cache)
+SELECT is((SELECT k.id FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
+          :'live'::jsonb ->> 'id', 'insert_signed_events kept a copy of the live list');
+SELECT is((SELECT k.event FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
+          buzz_private.list_event(:'c'), '... equal to the list built from its header and pieces');
+UPDATE buzz_private.live_list_cache SET event = event || '{"content": "changed"}' WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c') ->> 'content', 'changed', 'member_list serves the copy');
+SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'c'), $$VALUES ('cache_differs')$$,
+                  '... and member_list_drift tells when it differs from the list');
+UPDATE buzz_private.live_list_cache SET sig = repeat('ab', 64) WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'a copy whose sig is not the stored one is not served');
+UPDATE buzz_private.live_list_cache SET sig = :'live'::jsonb ->> 'sig', id = repeat('0', 64) WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'a copy of another list is not served: built from the pieces');
+SELECT is_empty(format('SELECT * FROM buzz.member_list_drift(%L)', :'c'), '... nor reported');
+DELETE FROM buzz_private.live_list_cache WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'no copy (emptied by a crash): built from the pieces');
+SELECT is(buzz.unarchive_community(:'c'), 'unarchived', 'unarchived');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(4)), 'added', '... a member added');
+SELECT is(pg_temp.flush(), 2, '... published');
+SELECT is((SELECT k.event FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
+          buzz_private.list_event(:'c'), 'the next list is kept again');
+SELECT buzz.member_list(:'c') AS live \gset
 
 -- Who may call it
 SET LOCAL ROLE buzz_reader;

@@ -745,6 +745,9 @@ def test_kill_9_during_a_burst_loses_no_committed_write(victims, crash_cluster, 
         rows = su.execute("SELECT community_id::text FROM buzz_private.communities").fetchall()
         assert sorted(c for (c,) in rows) == cids
         assert reader.member_list_drift() == []
+        # The served copies of the lists (unlogged) went with the crash: member_list builds
+        # every list below from its stored header and pieces.
+        assert su.execute("SELECT count(*) FROM buzz_private.live_list_cache").fetchone() == (0,)
 
         members = {cid: members_of(reader, cid) for cid in cids}
         stored = {cid: reader.membership_events(cid) for cid in cids}
@@ -803,6 +806,8 @@ def test_kill_9_during_a_burst_loses_no_committed_write(victims, crash_cluster, 
                 w = m.add_relay_member(cid, new_pubkey())
                 assert w.snapshot["created_at"] > live[cid]["created_at"]
                 assert_live_list(reader, cid, w.snapshot, key.pubkey)
+        kept = su.execute("SELECT count(*) FROM buzz_private.live_list_cache").fetchone()
+        assert kept == (len(cids),), "each write keeps a copy of its list again"
         assert reader.member_list_drift() == []
 
     committed = sum(w.status == "committed" for w in writes)

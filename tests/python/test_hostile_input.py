@@ -674,23 +674,25 @@ def _tables(su: psycopg.Connection) -> tuple[list[str], list[str], list[str]]:
         " WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'S')"
         " ORDER BY c.relname"
     ).fetchall()
-    logged = [r[0] for r in rows if r[1] == "r" and r[2] == "p"]
-    scratch = [r[0] for r in rows if r[1] == "r" and r[2] == "u"]
+    # Scratch: per-transaction state, empty between transactions. Kept: everything else
+    # (live_list_cache is unlogged too, but holds the served lists).
+    scratch = [r[0] for r in rows if r[1] == "r" and r[0].startswith("tx_")]
+    kept = [r[0] for r in rows if r[1] == "r" and not r[0].startswith("tx_")]
+    assert all(r[2] == "u" for r in rows if r[0] in scratch), rows
     sequences = [r[0] for r in rows if r[1] == "S"]
-    return logged, scratch, sequences
+    return kept, scratch, sequences
 
 
 def snapshot(su: psycopg.Connection) -> dict[str, Any]:
-    logged, scratch, sequences = _tables(su)
-    assert {"relay_members", "member_lists", "communities"} <= set(logged)
-    assert all(t.startswith("tx_") for t in scratch), scratch
+    kept, scratch, sequences = _tables(su)
+    assert {"relay_members", "member_lists", "communities", "live_list_cache"} <= set(kept)
     parts = [
         sql.SQL(
             "SELECT {name}, pg_catalog.count(*),"
             " pg_catalog.md5(coalesce(pg_catalog.string_agg(t::text, '|' ORDER BY t::text), ''))"
             " FROM buzz_private.{table} t"
         ).format(name=sql.Literal(t), table=sql.Identifier(t))
-        for t in logged + scratch
+        for t in kept + scratch
     ]
     tables = {r[0]: (r[1], r[2]) for r in su.execute(sql.SQL(" UNION ALL ").join(parts))}
     for t in scratch:  # outside a transaction, the scratch tables are empty

@@ -99,15 +99,33 @@ BEGIN
         SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
             created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
 
+    -- Each new list as the jsonb it is served as, built once: returned here, and kept for
+    -- member_list (buzz_private.cached_list), which then need not build it again.
     RETURN QUERY
-        SELECT CASE WHEN e.kind = 13534 THEN buzz_private.list_event(e.community_id)
-                    ELSE buzz_private.event_json(e.id, e.pubkey, e.created_at, e.kind,
-                                                 buzz_private.member_event_tags(e.member_pubkey),
-                                                 pg_catalog.lower(s.sig))
-               END
+        WITH kept AS (
+            INSERT INTO buzz_private.live_list_cache AS c
+                (community_id, id, pubkey, created_at, sig, event)
+            SELECT e.community_id, e.id, e.pubkey, e.created_at, pg_catalog.lower(s.sig),
+                   buzz_private.event_json(e.id, e.pubkey, e.created_at, 13534,
+                                           buzz_private.list_tags(e.community_id),
+                                           pg_catalog.lower(s.sig))
+            FROM buzz_private.tx_prepared_events e
+            JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
+              ON s.position = e.position
+            WHERE e.xid = v_xid AND e.kind = 13534
+            ON CONFLICT (community_id) DO UPDATE
+                SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey, created_at = EXCLUDED.created_at,
+                    sig = EXCLUDED.sig, event = EXCLUDED.event
+            RETURNING c.community_id, c.event
+        )
+        SELECT coalesce(k.event,
+                        buzz_private.event_json(e.id, e.pubkey, e.created_at, e.kind,
+                                                buzz_private.member_event_tags(e.member_pubkey),
+                                                pg_catalog.lower(s.sig)))
         FROM buzz_private.tx_prepared_events e
         JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
           ON s.position = e.position
+        LEFT JOIN kept k ON e.kind = 13534 AND k.community_id = e.community_id
         WHERE e.xid = v_xid
         ORDER BY e.position;
 

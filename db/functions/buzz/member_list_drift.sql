@@ -5,7 +5,9 @@
 --   'missing'         the community has no live list;
 --   'members_differ'  the list names other members or roles than relay_members holds (members
 --                     changed outside the API, e.g. a restore with triggers off);
---   'id_mismatch'     the list's id is not the sha256 of its content.
+--   'id_mismatch'     the list's id is not the sha256 of its content;
+--   'cache_differs'   the kept jsonb that member_list serves (live_list_cache) is not the
+--                     list its stored header and pieces make.
 -- Repair with republish_member_list. Signatures are checked outside the database
 -- (buzz-admin verify). Reads every member of every community checked: an operator's tool.
 CREATE OR REPLACE FUNCTION buzz.member_list_drift(p_community uuid DEFAULT NULL)
@@ -14,8 +16,9 @@ LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC
     WITH checked AS (
-        SELECT c.community_id, l.id, l.pubkey, l.created_at,
+        SELECT c.community_id, l.id, l.pubkey, l.created_at, l.sig,
                buzz_private.list_tags(c.community_id) AS listed,
+               buzz_private.cached_list(c.community_id) AS cached,
                '[["-"]' || coalesce((SELECT pg_catalog.string_agg(t.tags, '' ORDER BY t.prefix)
                                      FROM buzz_private.member_tags(c.community_id, NULL) t),
                                     '') || ']' AS stored
@@ -41,10 +44,18 @@ BEGIN ATOMIC
     WHERE k.id IS NOT NULL
       AND k.id <> buzz_private.event_id(buzz_private.serialize_event(
                       k.pubkey, k.created_at, 13534, k.listed))
+    UNION ALL
+    SELECT k.community_id, 'cache_differs',
+           pg_catalog.format('the copy of list %s that member_list serves differs from the list',
+                             k.id)
+    FROM checked k
+    WHERE k.cached <> buzz_private.event_json(k.id, k.pubkey, k.created_at, 13534,
+                                              k.listed, k.sig)
     ORDER BY 1, 2;
 END;
 ALTER FUNCTION buzz.member_list_drift(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.member_list_drift(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz.member_list_drift(uuid) TO buzz_reader;
 COMMENT ON FUNCTION buzz.member_list_drift(uuid) IS
-    'Live lists that are missing, name other members than stored, or whose id is wrong.';
+    'Live lists that are missing, name other members than stored, whose id is wrong, or whose '
+    'served copy differs.';

@@ -47,20 +47,20 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import LocalCluster, LocalClusterError, find_bindir, url_with_dbname
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
-from buzz_signer.signer import PreparedEvent, Signer
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "bench" / "out"
 DEFAULT_DB = "buzz_bench"
 # created_at runs 1 s ahead per list of a community; bursts here write hundreds per second.
 BENCH_LEAD_BOUND_S = 100_000_000
-PHASES = ("begin+write", "prepare", "check+sign", "insert", "parse", "commit")
+PHASES = ("begin+write", "prepare", "check+sign", "insert", "commit")
 PHASES_NOTE = (
     "begin+write: BEGIN and the SQL write; prepare: buzz.prepare_membership_events run and its "
     "rows received (the serialized list included); check+sign: the signer's checks (sha256 of "
-    "the list) and signatures, each verified; insert: buzz.insert_signed_events run and its "
-    "rows received (the signed events, the list as jsonb); parse: psycopg loading those rows "
-    "(json.loads); commit: COMMIT, with the deferred commit guard and NOTIFY"
+    "the list) and signatures, each verified; insert: buzz.insert_signed_events run (building "
+    "the list's jsonb and keeping it for member_list), its rows counted, and the signed events "
+    "built in Python from the signed text (json.loads); commit: COMMIT, with the deferred "
+    "commit guard and NOTIFY"
 )
 SETUP_BATCH = 5_000  # members per transaction while filling a community (not timed)
 BLCKSZ = 8192  # PostgreSQL's page size (checked against the server's block_size)
@@ -673,7 +673,7 @@ class Bench:
             cid = self.communities[size]
             before = self._function_stats()
             conn = psycopg.connect(self.url, autocommit=True, options="-c track_functions=all")
-            signer = Membership(conn, self.key).signer
+            m = Membership(conn, self.key)
             phases: list[list[float]] = []
             pending = None
             for _ in range(n + 2):  # the first two: warm-up
@@ -684,7 +684,7 @@ class Bench:
                     call = ("SELECT buzz.remove_relay_member(%s, %s)", (cid, pending))
                     pending = None
                 base.append(self._baseline_phased())
-                phases.append(self._phased(conn, signer, *call))
+                phases.append(self._phased(m, *call))
             conn.close()
             prof["writes"][size] = {
                 "writes": n,
@@ -701,29 +701,17 @@ class Bench:
         prof["member_list_parts_size"] = self.plan.sizes[-1]
         self.details["profile"] = prof
 
-    def _phased(
-        self, conn: psycopg.Connection[Any], signer: Signer, write_sql: str, params: tuple
-    ) -> list[float]:
-        """One write as Membership does it, each step timed: the times of PHASES, in ms."""
+    def _phased(self, m: Membership, write_sql: str, params: tuple) -> list[float]:
+        """One write as Membership does it (its own steps), each timed: PHASES, in ms."""
         t = [time.perf_counter_ns()]
-        with conn.transaction():
-            conn.execute(write_sql, params)
+        with m.conn.transaction():
+            m.conn.execute(write_sql, params)
             t.append(time.perf_counter_ns())
-            rows = conn.execute(
-                "SELECT community_id, id, kind, created_at, serialized"
-                " FROM buzz.prepare_membership_events(%s)",
-                (signer.pubkey,),
-            ).fetchall()
+            prepared = m._prepare()
             t.append(time.perf_counter_ns())
-            prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
-            sigs = signer.sign_all(prepared)
+            sigs = m.signer.sign_all(prepared)
             t.append(time.perf_counter_ns())
-            cur = conn.execute(
-                "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
-                ([ev.id for ev in prepared], sigs),
-            )
-            t.append(time.perf_counter_ns())
-            cur.fetchall()
+            m._insert(prepared, sigs)
             t.append(time.perf_counter_ns())
         t.append(time.perf_counter_ns())
         return [(b - a) / 1e6 for a, b in itertools.pairwise(t)]
@@ -749,8 +737,7 @@ class Bench:
         before = self._function_stats()
         conn = psycopg.connect(self.url, autocommit=True, options="-c track_functions=all")
         phases = self._phased(
-            conn,
-            Membership(conn, self.key).signer,
+            Membership(conn, self.key),
             "SELECT buzz.add_relay_members(%s, %s::text[])",
             (cid, pubkeys),
         )
@@ -801,8 +788,11 @@ class Bench:
         with the whole fetch as text, so that all see the same load."""
         parts = {
             "concat pieces (list_tags)": "SELECT octet_length(buzz_private.list_tags(%s))",
-            "build as jsonb, write out as text, not sent": (
+            "served copy written out as text, not sent": (
                 "SELECT octet_length(buzz.member_list(%s)::text)"
+            ),
+            "built from header and pieces (no copy kept), written out, not sent": (
+                "SELECT octet_length(buzz_private.list_event(%s)::text)"
             ),
             "whole fetch as text": "SELECT buzz.member_list(%s)",
         }

@@ -80,7 +80,6 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
             "prepare",
             "check+sign",
             "insert",
-            "parse",
             "commit",
         }
     assert profile["baseline_phases_ms"] and profile["member_list_parts_ms"]

@@ -811,3 +811,21 @@ def test_random_changes_keep_the_list_exact(mem, reader, key, community):
         assert_live_list(reader, community.cid, w.snapshot, key.pubkey, model)
         assert_user_events(reader, community.cid, w, key.pubkey, added, removed)
     assert reader.member_list_drift() == []
+
+
+def test_the_events_a_call_returns_are_the_ones_the_database_serves(mem, reader, community):
+    """A call builds its events from the text it checked and signed instead of reading back
+    insert_signed_events' answer: they are the very objects the database stores and serves."""
+    gone, added = new_pubkey(), sorted(new_pubkey() for _ in range(3))
+    mem.add_relay_member(community.cid, gone)
+    with mem.transaction() as tx:
+        tx.add_relay_members(community.cid, added)
+        tx.remove_relay_member(community.cid, gone)
+    lists = [ev for ev in tx.events if ev["kind"] == 13534]
+    assert lists == [reader.member_list(community.cid)] == list(tx.lists.values())
+    stored = reader.membership_events(community.cid)[-4:]
+    assert [ev for ev in tx.events if ev["kind"] != 13534] == stored
+    assert [(ev["kind"], ev["tags"][1][1]) for ev in stored] == [
+        *((8000, pk) for pk in added),
+        (8001, gone),
+    ]

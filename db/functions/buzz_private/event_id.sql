@@ -2,9 +2,13 @@
 -- sha256 of the UTF-8 bytes, lowercase hex. convert_to, never ::bytea, which reads backslashes.
 CREATE OR REPLACE FUNCTION buzz_private.event_id(p_serialized text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
 SET search_path = pg_catalog, pg_temp
-RETURN pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_serialized, 'UTF8')), 'hex');
+AS $$
+BEGIN
+    RETURN pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p_serialized, 'UTF8')), 'hex');
+END
+$$;
 ALTER FUNCTION buzz_private.event_id(text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.event_id(text) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.event_id(text) IS 'NIP-01 event id of a serialization.';

@@ -4,9 +4,14 @@
 -- An operator can hold a list by hand: SELECT pg_advisory_xact_lock(buzz_private.list_lock_key(id)).
 CREATE OR REPLACE FUNCTION buzz_private.list_lock_key(p_community uuid)
 RETURNS bigint
-LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
 SET search_path = pg_catalog, pg_temp
-RETURN ('x' || pg_catalog.translate(pg_catalog.left(p_community::text, 18), '-', ''))::bit(64)::bigint;
+AS $$
+BEGIN
+    RETURN ('x' || pg_catalog.translate(pg_catalog.left(p_community::text, 18), '-', ''))
+           ::bit(64)::bigint;
+END
+$$;
 ALTER FUNCTION buzz_private.list_lock_key(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.list_lock_key(uuid) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.list_lock_key(uuid) IS

@@ -3,9 +3,8 @@
 -- These are the bytes that were signed; served and hashed as they are.
 CREATE OR REPLACE FUNCTION buzz_private.list_tags(p_community uuid)
 RETURNS text
--- PL/pgSQL keeps the plan; a SQL function with a pinned search_path is planned on every call
--- (about half the cost at 10,000 members). The brackets join the aggregate as rows of their
--- own: concatenating them to its 870 kB result afterwards copies it twice.
+-- The brackets join the aggregate as rows of their own: concatenating them to its 870 kB
+-- result afterwards would copy it twice.
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$

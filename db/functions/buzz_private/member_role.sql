@@ -3,10 +3,14 @@
 -- nothing tells not_member from is_owner and the rest.
 CREATE OR REPLACE FUNCTION buzz_private.member_role(p_community uuid, p_pubkey text)
 RETURNS text
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
-RETURN (SELECT m.role FROM buzz_private.relay_members m
-        WHERE m.community_id = p_community AND m.pubkey = p_pubkey);
+AS $$
+BEGIN
+    RETURN (SELECT m.role FROM buzz_private.relay_members m
+            WHERE m.community_id = p_community AND m.pubkey = p_pubkey);
+END
+$$;
 ALTER FUNCTION buzz_private.member_role(uuid, text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.member_role(uuid, text) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.member_role(uuid, text) IS

@@ -8,9 +8,11 @@
 -- range scan whatever the statistics or the cached plan, and reads only the prefixes asked.
 CREATE OR REPLACE FUNCTION buzz_private.member_tags(p_community uuid, p_prefixes text[])
 RETURNS TABLE (prefix text, member_count integer, tags text)
-LANGUAGE sql STABLE
+LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
+AS $$
+BEGIN
+    RETURN QUERY
     SELECT pr.prefix, piece.member_count, piece.tags
     FROM pg_catalog.unnest(coalesce(
              p_prefixes,
@@ -27,7 +29,8 @@ BEGIN ATOMIC
           AND m.pubkey < ((pr.prefix || 'g') COLLATE "C")
     ) AS piece
     WHERE piece.member_count > 0;
-END;
+END
+$$;
 ALTER FUNCTION buzz_private.member_tags(uuid, text[]) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.member_tags(uuid, text[]) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.member_tags(uuid, text[]) IS

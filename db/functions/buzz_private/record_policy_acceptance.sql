@@ -5,14 +5,16 @@
 CREATE OR REPLACE FUNCTION buzz_private.record_policy_acceptance(
     p_community uuid, p_pubkey text, p_policy_version text)
 RETURNS void
-LANGUAGE sql VOLATILE
+LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
+AS $$
+BEGIN
     INSERT INTO buzz_private.policy_acceptances (community_id, pubkey, policy_version)
     SELECT p_community, p_pubkey, p_policy_version
     WHERE p_policy_version IS NOT NULL
     ON CONFLICT DO NOTHING;
-END;
+END
+$$;
 ALTER FUNCTION buzz_private.record_policy_acceptance(uuid, text, text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.record_policy_acceptance(uuid, text, text) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.record_policy_acceptance(uuid, text, text) IS

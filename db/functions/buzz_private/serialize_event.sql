@@ -4,10 +4,15 @@
 CREATE OR REPLACE FUNCTION buzz_private.serialize_event(
     p_pubkey text, p_created_at bigint, p_kind integer, p_tags text)
 RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 SET search_path = pg_catalog, pg_temp
-RETURN '[0,' || pg_catalog.to_json(p_pubkey)::text || ',' || p_created_at || ',' || p_kind
-       || ',' || p_tags || ',""]';
+-- One concat, one copy of the tags (a list's are 870 kB at 10,000 members; each || copies).
+AS $$
+BEGIN
+    RETURN pg_catalog.concat('[0,', pg_catalog.to_json(p_pubkey), ',', p_created_at, ',', p_kind,
+                             ',', p_tags, ',""]');
+END
+$$;
 ALTER FUNCTION buzz_private.serialize_event(text, bigint, integer, text) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.serialize_event(text, bigint, integer, text) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.serialize_event(text, bigint, integer, text) IS

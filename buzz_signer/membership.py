@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import inspect
-import json
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +35,7 @@ from psycopg.rows import dict_row
 from .errors import translated
 from .keys import RelayKey
 from .nostr import KIND_MEMBERSHIP_LIST
-from .signer import PreparedEvent, Signer
+from .signer import PreparedEvent, Signer, signed_event
 
 Community = uuid.UUID | str
 T = TypeVar("T")
@@ -213,20 +212,6 @@ class MembershipTransaction:
         return self._value("SELECT buzz.unarchive_community(%s)", community)
 
 
-def _signed_event(ev: PreparedEvent, sig: str) -> dict[str, Any]:
-    """The NIP-01 object of a prepared event (its checked serialized form) and its signature."""
-    _zero, pubkey, created_at, kind, tags, content = json.loads(ev.serialized)
-    return {
-        "id": ev.id,
-        "pubkey": pubkey,
-        "created_at": created_at,
-        "kind": kind,
-        "tags": tags,
-        "content": content,
-        "sig": sig,
-    }
-
-
 def _whole_transaction(write: Callable[..., Any]) -> Callable[..., MembershipWrite]:
     """A MembershipTransaction write as a call of its own: one transaction with its list."""
 
@@ -321,7 +306,7 @@ class Membership:
         ).fetchone()
         if inserted != len(prepared):
             raise RuntimeError(f"inserted {inserted} events of {len(prepared)} signed")
-        return tuple(_signed_event(ev, sig) for ev, sig in zip(prepared, sigs, strict=True))
+        return tuple(signed_event(ev, sig) for ev, sig in zip(prepared, sigs, strict=True))
 
     def _write(self, call: Callable[[MembershipTransaction], Any]) -> MembershipWrite:
         with self.transaction() as tx:

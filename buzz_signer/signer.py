@@ -25,7 +25,7 @@ from .nostr import (
     verify_signature_by,
 )
 
-__all__ = ["PreparedEvent", "RefusedToSign", "Signer"]
+__all__ = ["PreparedEvent", "RefusedToSign", "Signer", "signed_event"]
 
 _KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER))
 # The canonical text of a 13534 list, in pieces (see Signer._parse_list).
@@ -48,6 +48,20 @@ class PreparedEvent:
     kind: int
     created_at: int
     serialized: str
+
+
+def signed_event(ev: PreparedEvent, sig: str) -> dict[str, Any]:
+    """The NIP-01 object of a prepared event (its serialized form) and its signature."""
+    _zero, pubkey, created_at, kind, tags, content = json.loads(ev.serialized)
+    return {
+        "id": ev.id,
+        "pubkey": pubkey,
+        "created_at": created_at,
+        "kind": kind,
+        "tags": tags,
+        "content": content,
+        "sig": sig,
+    }
 
 
 class RefusedToSign(Exception):

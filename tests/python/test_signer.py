@@ -21,7 +21,7 @@ from buzz_signer.nostr import (
     serialize_event,
     verify_event,
 )
-from buzz_signer.signer import PreparedEvent, RefusedToSign, Signer
+from buzz_signer.signer import PreparedEvent, RefusedToSign, Signer, signed_event
 
 SECRET_HEX = "67dea2ed018072d675f5415ecfaed7d2597555e202d85b3d65ea4e58d2d92ffa"
 NSEC = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5"
@@ -63,19 +63,6 @@ def signer() -> Signer:
     return Signer(KEY)
 
 
-def _signed(ev: PreparedEvent, sig: str) -> dict[str, Any]:
-    _, pubkey, created_at, kind, tags, content = json.loads(ev.serialized)
-    return {
-        "id": ev.id,
-        "pubkey": pubkey,
-        "created_at": created_at,
-        "kind": kind,
-        "tags": tags,
-        "content": content,
-        "sig": sig,
-    }
-
-
 # --- accepted -----------------------------------------------------------------------------
 
 GOOD = [
@@ -98,7 +85,7 @@ def test_accepts_and_signs_valid_events(signer: Signer, kind: int, tags: list[li
     arr = signer.check(ev)
     assert arr == [0, RELAY, T, kind, tags, ""]
     [sig] = signer.sign_all([ev])
-    event = _signed(ev, sig)
+    event = signed_event(ev, sig)
     assert verify_event(event)
     assert nostr_sdk.Event.from_json(json.dumps(event)).verify()
 
@@ -114,7 +101,7 @@ def test_sign_all_keeps_order(signer: Signer) -> None:
     sigs = signer.sign_all(events)
     assert len(sigs) == 4
     for ev, sig in zip(events, sigs, strict=True):
-        assert verify_event(_signed(ev, sig))
+        assert verify_event(signed_event(ev, sig))
 
 
 def test_sign_all_empty(signer: Signer) -> None:
@@ -498,7 +485,7 @@ def test_accepts_user_events_at_the_edges(
     assert ev.serialized == f'[0,"{RELAY}",{created_at},{kind},[["-"],["p","{pk}"]],""]'
     assert signer.check(ev) == [0, RELAY, created_at, kind, [["-"], ["p", pk]], ""]
     [sig] = signer.sign_all([ev])
-    assert verify_event(_signed(ev, sig))
+    assert verify_event(signed_event(ev, sig))
 
 
 def test_garbage_id_is_not_echoed_at_length(signer: Signer) -> None:

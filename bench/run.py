@@ -20,6 +20,7 @@ what each figure means.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import gc
 import itertools
@@ -33,7 +34,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -565,11 +566,34 @@ class Bench:
                 gc.collect()
                 r = self._run_writers([a.timed for a in alternators(cids, k)], p.throughput_s)
                 self.put(key, f"throughput, {label}", "writes/s", r)
+            # Not a target: the 8-writer runs again without the NOTIFY at COMMIT, which the
+            # contract requires, to show what PostgreSQL's NOTIFY commit lock costs the scaling.
+            with self.announce_trigger_off():
+                for key, label, cids, k in runs[1:]:
+                    log(f"throughput: {label}, without the NOTIFY at COMMIT (diagnostic)")
+                    gc.collect()
+                    r = self._run_writers([a.timed for a in alternators(cids, k)], p.throughput_s)
+                    self.put(
+                        f"{key}_no_notify",
+                        f"throughput without NOTIFY, {label}",
+                        "writes/s",
+                        r,
+                    )
         finally:
             for c in conns:
                 c.close()
             for m in ms:
                 m.close()
+
+    @contextlib.contextmanager
+    def announce_trigger_off(self) -> Iterator[None]:
+        """The NOTIFY at COMMIT switched off in the benchmark's database, on again after."""
+        table = "buzz_private.member_lists"
+        self.su.execute(f"ALTER TABLE {table} DISABLE TRIGGER member_lists_announce_at_commit")
+        try:
+            yield
+        finally:
+            self.su.execute(f"ALTER TABLE {table} ENABLE TRIGGER member_lists_announce_at_commit")
 
     def batch(self) -> None:
         p = self.plan
@@ -995,6 +1019,7 @@ def table(results: dict[str, Any]) -> str:
     prof = results.get("profile")
     if prof:
         lines += profile_lines(prof)
+    lines += notify_lines(results["figures"], meta["plan"]["writers"])
     lines += ["", *(f"note: {n}" for n in meta["notes"])]
     return "\n".join(lines)
 
@@ -1021,6 +1046,21 @@ def profile_lines(prof: dict[str, Any]) -> list[str]:
         + phases(prof["member_list_parts_ms"])
     )
     return lines
+
+
+def notify_lines(figures: dict[str, Any], w: int) -> list[str]:
+    """The scaling with and without the NOTIFY at COMMIT (the diagnostic runs)."""
+    keys = (f"write_tps_{w}x1", f"write_tps_{w}x{w}")
+    if not all(k in figures and f"{k}_no_notify" in figures for k in keys):
+        return []
+    one, eight = (figures[k]["median"] for k in keys)
+    one_nn, eight_nn = (figures[f"{k}_no_notify"]["median"] for k in keys)
+    line = (
+        f"{w} communities / 1, throughput: {eight / one:.2f}x ({eight:,.0f}/s over {one:,.0f}/s);"
+        " without the NOTIFY at COMMIT (diagnostic, not the contract):"
+        f" {eight_nn / one_nn:.2f}x ({eight_nn:,.0f}/s over {one_nn:,.0f}/s)"
+    )
+    return ["", line]
 
 
 def chart(path: Path, results: dict[str, Any]) -> bool:
@@ -1190,7 +1230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         (
             "throughput: median of the rates of 0.5 s windows; 'x baseline' is cost per write, "
             f"the baseline's {plan.writers}-writer rate divided by the figure's rate. "
-            f"Communities of {plan.throughput_size:,} members."
+            f"Communities of {plan.throughput_size:,} members. 'throughput without NOTIFY' is a "
+            "diagnostic, not a target: the same runs with the trigger that sends the NOTIFY at "
+            "COMMIT disabled in this database (and enabled again right after)."
         ),
         (
             "WAL is cluster-wide (pg_current_wal_insert_lsn before and after each write): other "

@@ -1,0 +1,1 @@
+"""buzz-relay: the relay front that Nostr clients talk to for membership (SPEC section 7)."""

@@ -12,6 +12,12 @@ Several writes share one transaction, and one list per community:
         tx.remove_relay_member(community_id, bob)
     tx.lists[community_id]   # the one list written for both
 
+The same calls exist for asyncio: `await AsyncMembership.connect(url, key)`, then
+`await membership.add_relay_member(...)` and `async with membership.transaction() as tx:`
+(`await tx.add_relay_member(...)`). Both share every SQL text, the signer and the error map:
+the write paths and reads are written once, in `_WritePaths` and `_MembershipAPI`, over four
+small executors that the sync and async classes each implement.
+
 Every write runs: the SQL write, then prepare (the database takes the community's list lock
 and returns the unsigned events), the signer's checks and signatures, insert of the
 signatures, COMMIT. Anything failing on the way rolls the whole transaction back. Business
@@ -24,8 +30,8 @@ import datetime as dt
 import functools
 import inspect
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Self, TypeVar
 
@@ -79,25 +85,19 @@ class Drift(NamedTuple):
     detail: str
 
 
-class MembershipTransaction:
-    """The write paths inside one open transaction; published by Membership.transaction().
+class _WritePaths:
+    """Every write path's SQL, once, for MembershipTransaction and AsyncMembershipTransaction.
 
-    Each method returns what its SQL function answered. After the block, `events` holds
-    every signed event and `lists` the signed list of each community that changed.
+    Each method returns what its SQL function answered: the value itself in a
+    MembershipTransaction, an awaitable of it in an AsyncMembershipTransaction (the
+    executors `_value` and `_row` are where the two differ).
     """
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self._conn = conn
-        self.events: tuple[dict[str, Any], ...] = ()
-        self.lists: dict[str, dict[str, Any]] = {}
-
     def _value(self, sql: str, *params: Any) -> Any:
-        with translated():
-            return self._conn.execute(sql, params).fetchone()[0]
+        raise NotImplementedError
 
-    def _row(self, sql: str, *params: Any) -> dict[str, Any]:
-        with translated(), self._conn.cursor(row_factory=dict_row) as cur:
-            return cur.execute(sql, params).fetchone()
+    def _row(self, sql: str, *params: Any, into: Callable[..., Any] = dict) -> Any:
+        raise NotImplementedError
 
     # Membership writes
 
@@ -173,7 +173,8 @@ class MembershipTransaction:
         return self._value("SELECT buzz.backfill_from_allowlist(%s)", community)
 
     def republish_member_list(self, community: Community) -> None:
-        self._value("SELECT buzz.republish_member_list(%s)", community)
+        # A void function: select NULL from it so that both APIs answer None.
+        return self._value("SELECT NULL FROM buzz.republish_member_list(%s)", community)
 
     def rotate_relay_key(self, new_pubkey: str, limit: int | None = None) -> int:
         return self._value("SELECT buzz.rotate_relay_key(%s, %s)", new_pubkey, limit)
@@ -190,14 +191,14 @@ class MembershipTransaction:
         max_uses: int | None = 1,
         ttl: dt.timedelta = dt.timedelta(hours=72),
     ) -> Invite:
-        row = self._row(
+        return self._row(
             "SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s)",
             community,
             created_by,
             max_uses,
             ttl,
+            into=Invite,
         )
-        return Invite(**row)
 
     def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
         return self._value("SELECT buzz.revoke_relay_invite(%s, %s)", community, invite_id)
@@ -212,11 +213,101 @@ class MembershipTransaction:
         return self._value("SELECT buzz.unarchive_community(%s)", community)
 
 
-def _whole_transaction(write: Callable[..., Any]) -> Callable[..., MembershipWrite]:
-    """A MembershipTransaction write as a call of its own: one transaction with its list."""
+class MembershipTransaction(_WritePaths):
+    """The write paths inside one open transaction; published by Membership.transaction().
+
+    Each method returns what its SQL function answered. After the block, `events` holds
+    every signed event and `lists` the signed list of each community that changed.
+    """
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+        self.events: tuple[dict[str, Any], ...] = ()
+        self.lists: dict[str, dict[str, Any]] = {}
+
+    def _value(self, sql: str, *params: Any) -> Any:
+        with translated():
+            return self._conn.execute(sql, params).fetchone()[0]
+
+    def _row(self, sql: str, *params: Any, into: Callable[..., Any] = dict) -> Any:
+        with translated(), self._conn.cursor(row_factory=dict_row) as cur:
+            return into(**cur.execute(sql, params).fetchone())
+
+
+class AsyncMembershipTransaction(_WritePaths):
+    """MembershipTransaction for asyncio: the same methods, each to be awaited."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self._conn = conn
+        self.events: tuple[dict[str, Any], ...] = ()
+        self.lists: dict[str, dict[str, Any]] = {}
+
+    async def _value(self, sql: str, *params: Any) -> Any:
+        with translated():
+            return (await (await self._conn.execute(sql, params)).fetchone())[0]
+
+    async def _row(self, sql: str, *params: Any, into: Callable[..., Any] = dict) -> Any:
+        with translated():
+            async with self._conn.cursor(row_factory=dict_row) as cur:
+                return into(**await (await cur.execute(sql, params)).fetchone())
+
+
+# The two phases of publishing, shared by both APIs.
+_PREPARE = (
+    "SELECT community_id, id, kind, created_at, serialized"
+    " FROM buzz.prepare_membership_events(%s)"
+)
+_INSERT = "SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(%s::text[], %s::text[])"
+
+Published = tuple[tuple[dict[str, Any], ...], dict[str, dict[str, Any]]]
+
+
+def _prepared(rows: Sequence[tuple[Any, ...]]) -> list[PreparedEvent]:
+    return [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _insert_params(prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> tuple[Any, ...]:
+    return ([ev.id for ev in prepared], list(sigs))
+
+
+def _signed(
+    prepared: Sequence[PreparedEvent], sigs: Sequence[str], inserted: int
+) -> tuple[dict[str, Any], ...]:
+    """The signed events, built from the very text that was checked and signed, not read back.
+
+    insert_signed_events returns the same objects, and at 10,000 members sending and parsing
+    its 900 kB answer costs more than the rest of insert.
+    """
+    if inserted != len(prepared):
+        raise RuntimeError(f"inserted {inserted} events of {len(prepared)} signed")
+    return tuple(signed_event(ev, sig) for ev, sig in zip(prepared, sigs, strict=True))
+
+
+def _published(prepared: Sequence[PreparedEvent], events: tuple[dict[str, Any], ...]) -> Published:
+    """Every signed event, and the list of each community that changed."""
+    lists = {
+        ev.community_id: signed
+        for ev, signed in zip(prepared, events, strict=True)
+        if ev.kind == KIND_MEMBERSHIP_LIST
+    }
+    return events, lists
+
+
+def _membership_write(answer: Any, tx: _WritePaths) -> MembershipWrite:
+    outcome, details = answer, {}
+    if isinstance(answer, dict):
+        details = dict(answer)
+        outcome = details.pop("outcome")
+    # One call changes one community, except a rotation, which may re-sign many.
+    snapshot = next(iter(tx.lists.values())) if len(tx.lists) == 1 else None
+    return MembershipWrite(outcome, snapshot, tx.events, details)
+
+
+def _whole_transaction(write: Callable[..., Any]) -> Callable[..., Any]:
+    """A write path as a call of its own: one transaction with its list."""
 
     @functools.wraps(write)
-    def run(self: Membership, *args: Any, **kwargs: Any) -> MembershipWrite:
+    def run(self: _MembershipAPI, *args: Any, **kwargs: Any) -> Any:
         return self._write(lambda tx: write(tx, *args, **kwargs))
 
     run.__signature__ = inspect.signature(write).replace(return_annotation=MembershipWrite)  # type: ignore[attr-defined]
@@ -229,14 +320,92 @@ def _own_transaction(write: Callable[..., T]) -> Callable[..., T]:
     Nothing to publish, so no prepare: it works whichever key this Membership holds."""
 
     @functools.wraps(write)
-    def run(self: Membership, *args: Any, **kwargs: Any) -> T:
-        with translated(), self.conn.transaction():
-            return write(MembershipTransaction(self.conn), *args, **kwargs)
+    def run(self: _MembershipAPI, *args: Any, **kwargs: Any) -> T:
+        return self._alone(lambda tx: write(tx, *args, **kwargs))
 
     return run
 
 
-class Membership:
+def _first(rows: list[tuple[Any, ...]]) -> Any:
+    return rows[0][0]
+
+
+def _members(rows: list[tuple[Any, ...]]) -> list[Member]:
+    return [Member(*r) for r in rows]
+
+
+def _column(rows: list[tuple[Any, ...]]) -> list[Any]:
+    return [r[0] for r in rows]
+
+
+def _drifts(rows: list[tuple[Any, ...]]) -> list[Drift]:
+    return [Drift(*r) for r in rows]
+
+
+class _MembershipAPI:
+    """The calls of Membership and AsyncMembership, written once over their executors.
+
+    `_write` runs a write path in a transaction that publishes, `_alone` one that does not,
+    `_read` a read; in AsyncMembership each returns an awaitable.
+    """
+
+    def __init__(self, conn: Any, key: RelayKey) -> None:
+        self.conn = conn
+        self.signer = Signer(key)
+
+    def _write(self, call: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError
+
+    def _alone(self, call: Callable[[Any], Any]) -> Any:
+        raise NotImplementedError
+
+    def _read(self, decode: Callable[[list[tuple[Any, ...]]], T], sql: str, *params: Any) -> Any:
+        raise NotImplementedError
+
+    # One whole transaction per write path: the transaction method of the same name, then the
+    # list, then COMMIT.
+    create_community = _whole_transaction(_WritePaths.create_community)
+    add_relay_member = _whole_transaction(_WritePaths.add_relay_member)
+    add_relay_members = _whole_transaction(_WritePaths.add_relay_members)
+    claim_relay_membership = _whole_transaction(_WritePaths.claim_relay_membership)
+    claim_relay_invite = _whole_transaction(_WritePaths.claim_relay_invite)
+    remove_relay_member = _whole_transaction(_WritePaths.remove_relay_member)
+    remove_relay_member_if_role = _whole_transaction(_WritePaths.remove_relay_member_if_role)
+    update_relay_member_role = _whole_transaction(_WritePaths.update_relay_member_role)
+    bootstrap_owner = _whole_transaction(_WritePaths.bootstrap_owner)
+    transfer_ownership = _whole_transaction(_WritePaths.transfer_ownership)
+    backfill_from_allowlist = _whole_transaction(_WritePaths.backfill_from_allowlist)
+    republish_member_list = _whole_transaction(_WritePaths.republish_member_list)
+    # This Membership must already sign with the new key; call until the outcome is 0.
+    rotate_relay_key = _whole_transaction(_WritePaths.rotate_relay_key)
+    delete_community = _whole_transaction(_WritePaths.delete_community)
+
+    # Writes that change no member: their own transaction, and their answer as it is.
+    create_relay_invite = _own_transaction(_WritePaths.create_relay_invite)
+    revoke_relay_invite = _own_transaction(_WritePaths.revoke_relay_invite)
+    allowlist_add = _own_transaction(_WritePaths.allowlist_add)
+    archive_community = _own_transaction(_WritePaths.archive_community)
+    unarchive_community = _own_transaction(_WritePaths.unarchive_community)
+
+    # Reads
+
+    def community_id(self, host: str) -> uuid.UUID | None:
+        return self._read(_first, "SELECT buzz.community_id(%s)", host)
+
+    def relay_members(self, community: Community) -> list[Member]:
+        return self._read(_members, "SELECT * FROM buzz.relay_members(%s)", community)
+
+    def member_list(self, community: Community) -> dict[str, Any] | None:
+        return self._read(_first, "SELECT buzz.member_list(%s)", community)
+
+    def membership_events(self, community: Community, since: int = 0) -> list[dict[str, Any]]:
+        return self._read(_column, "SELECT buzz.membership_events(%s, %s)", community, since)
+
+    def member_list_drift(self, community: Community | None = None) -> list[Drift]:
+        return self._read(_drifts, "SELECT * FROM buzz.member_list_drift(%s)", community)
+
+
+class Membership(_MembershipAPI):
     """The membership API over one connection, signing with the relay key.
 
     The connection should be in autocommit mode (Membership.connect makes one): each call
@@ -244,9 +413,7 @@ class Membership:
     savepoint and the caller's COMMIT publishes; the commit guard still holds it to its list.
     """
 
-    def __init__(self, conn: psycopg.Connection[Any], key: RelayKey) -> None:
-        self.conn = conn
-        self.signer = Signer(key)
+    conn: psycopg.Connection[Any]
 
     @classmethod
     def connect(cls, conninfo: str, key: RelayKey, **kwargs: Any) -> Membership:
@@ -271,100 +438,98 @@ class Membership:
             yield tx
             tx.events, tx.lists = self._publish()
 
-    def _publish(self) -> tuple[tuple[dict[str, Any], ...], dict[str, dict[str, Any]]]:
+    def _publish(self) -> Published:
         """Prepare, check and sign, insert: the signed events and the lists by community."""
         prepared = self._prepare()
-        events = self._insert(prepared, self.signer.sign_all(prepared))
-        lists = {
-            ev.community_id: signed
-            for ev, signed in zip(prepared, events, strict=True)
-            if ev.kind == KIND_MEMBERSHIP_LIST
-        }
-        return events, lists
+        return _published(prepared, self._insert(prepared, self.signer.sign_all(prepared)))
 
     def _prepare(self) -> list[PreparedEvent]:
         """Phase one: the unsigned events of this transaction (the list locks are now held)."""
-        rows = self.conn.execute(
-            "SELECT community_id, id, kind, created_at, serialized"
-            " FROM buzz.prepare_membership_events(%s)",
-            (self.signer.pubkey,),
-        ).fetchall()
-        return [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+        return _prepared(self.conn.execute(_PREPARE, (self.signer.pubkey,)).fetchall())
 
     def _insert(
         self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]
     ) -> tuple[dict[str, Any], ...]:
-        """Phase two: store the signatures; return the signed events.
-
-        The events are built here from the very text that was checked and signed, not read
-        back: insert_signed_events returns the same objects, and at 10,000 members sending and
-        parsing its 900 kB answer costs more than the rest of insert.
-        """
-        (inserted,) = self.conn.execute(
-            "SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(%s::text[], %s::text[])",
-            ([ev.id for ev in prepared], list(sigs)),
-        ).fetchone()
-        if inserted != len(prepared):
-            raise RuntimeError(f"inserted {inserted} events of {len(prepared)} signed")
-        return tuple(signed_event(ev, sig) for ev, sig in zip(prepared, sigs, strict=True))
+        """Phase two: store the signatures; return the signed events."""
+        (inserted,) = self.conn.execute(_INSERT, _insert_params(prepared, sigs)).fetchone()
+        return _signed(prepared, sigs, inserted)
 
     def _write(self, call: Callable[[MembershipTransaction], Any]) -> MembershipWrite:
         with self.transaction() as tx:
             answer = call(tx)
-        outcome, details = answer, {}
-        if isinstance(answer, dict):
-            details = dict(answer)
-            outcome = details.pop("outcome")
-        # One call changes one community, except a rotation, which may re-sign many.
-        snapshot = next(iter(tx.lists.values())) if len(tx.lists) == 1 else None
-        return MembershipWrite(outcome, snapshot, tx.events, details)
+        return _membership_write(answer, tx)
 
-    # One whole transaction per write path: the MembershipTransaction method of the same name,
-    # then the list, then COMMIT.
-    create_community = _whole_transaction(MembershipTransaction.create_community)
-    add_relay_member = _whole_transaction(MembershipTransaction.add_relay_member)
-    add_relay_members = _whole_transaction(MembershipTransaction.add_relay_members)
-    claim_relay_membership = _whole_transaction(MembershipTransaction.claim_relay_membership)
-    claim_relay_invite = _whole_transaction(MembershipTransaction.claim_relay_invite)
-    remove_relay_member = _whole_transaction(MembershipTransaction.remove_relay_member)
-    remove_relay_member_if_role = _whole_transaction(
-        MembershipTransaction.remove_relay_member_if_role
-    )
-    update_relay_member_role = _whole_transaction(MembershipTransaction.update_relay_member_role)
-    bootstrap_owner = _whole_transaction(MembershipTransaction.bootstrap_owner)
-    transfer_ownership = _whole_transaction(MembershipTransaction.transfer_ownership)
-    backfill_from_allowlist = _whole_transaction(MembershipTransaction.backfill_from_allowlist)
-    republish_member_list = _whole_transaction(MembershipTransaction.republish_member_list)
-    # This Membership must already sign with the new key; call until the outcome is 0.
-    rotate_relay_key = _whole_transaction(MembershipTransaction.rotate_relay_key)
-    delete_community = _whole_transaction(MembershipTransaction.delete_community)
+    def _alone(self, call: Callable[[MembershipTransaction], T]) -> T:
+        with translated(), self.conn.transaction():
+            return call(MembershipTransaction(self.conn))
 
-    # Writes that change no member: their own transaction, and their answer as it is.
-    create_relay_invite = _own_transaction(MembershipTransaction.create_relay_invite)
-    revoke_relay_invite = _own_transaction(MembershipTransaction.revoke_relay_invite)
-    allowlist_add = _own_transaction(MembershipTransaction.allowlist_add)
-    archive_community = _own_transaction(MembershipTransaction.archive_community)
-    unarchive_community = _own_transaction(MembershipTransaction.unarchive_community)
-
-    # Reads
-
-    def _read(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    def _read(self, decode: Callable[[list[tuple[Any, ...]]], T], sql: str, *params: Any) -> T:
         with translated():
-            return self.conn.execute(sql, params).fetchall()
+            return decode(self.conn.execute(sql, params).fetchall())
 
-    def community_id(self, host: str) -> uuid.UUID | None:
-        return self._read("SELECT buzz.community_id(%s)", host)[0][0]
 
-    def relay_members(self, community: Community) -> list[Member]:
-        return [Member(*r) for r in self._read("SELECT * FROM buzz.relay_members(%s)", community)]
+class AsyncMembership(_MembershipAPI):
+    """Membership for asyncio, over a psycopg AsyncConnection: the same calls, awaited.
 
-    def member_list(self, community: Community) -> dict[str, Any] | None:
-        return self._read("SELECT buzz.member_list(%s)", community)[0][0]
+    As with Membership, the connection should be in autocommit mode (connect makes one, and
+    a psycopg_pool.AsyncConnectionPool can hand out such connections).
+    """
 
-    def membership_events(self, community: Community, since: int = 0) -> list[dict[str, Any]]:
-        return [r[0] for r in self._read("SELECT buzz.membership_events(%s, %s)", community, since)]
+    conn: psycopg.AsyncConnection[Any]
 
-    def member_list_drift(self, community: Community | None = None) -> list[Drift]:
-        return [
-            Drift(*r) for r in self._read("SELECT * FROM buzz.member_list_drift(%s)", community)
-        ]
+    @classmethod
+    async def connect(cls, conninfo: str, key: RelayKey, **kwargs: Any) -> AsyncMembership:
+        with translated():
+            conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, **kwargs)
+        return cls(conn, key)
+
+    async def close(self) -> None:
+        await self.conn.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[AsyncMembershipTransaction]:
+        """One transaction for the writes in the block, then their lists, then COMMIT."""
+        tx = AsyncMembershipTransaction(self.conn)
+        with translated():
+            async with self.conn.transaction():
+                yield tx
+                tx.events, tx.lists = await self._publish()
+
+    async def _publish(self) -> Published:
+        prepared = await self._prepare()
+        return _published(prepared, await self._insert(prepared, self.signer.sign_all(prepared)))
+
+    async def _prepare(self) -> list[PreparedEvent]:
+        cur = await self.conn.execute(_PREPARE, (self.signer.pubkey,))
+        return _prepared(await cur.fetchall())
+
+    async def _insert(
+        self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]
+    ) -> tuple[dict[str, Any], ...]:
+        cur = await self.conn.execute(_INSERT, _insert_params(prepared, sigs))
+        (inserted,) = await cur.fetchone()
+        return _signed(prepared, sigs, inserted)
+
+    async def _write(
+        self, call: Callable[[AsyncMembershipTransaction], Awaitable[Any]]
+    ) -> MembershipWrite:
+        async with self.transaction() as tx:
+            answer = await call(tx)
+        return _membership_write(answer, tx)
+
+    async def _alone(self, call: Callable[[AsyncMembershipTransaction], Awaitable[T]]) -> T:
+        with translated():
+            async with self.conn.transaction():
+                return await call(AsyncMembershipTransaction(self.conn))
+
+    async def _read(
+        self, decode: Callable[[list[tuple[Any, ...]]], T], sql: str, *params: Any
+    ) -> T:
+        with translated():
+            return decode(await (await self.conn.execute(sql, params)).fetchall())

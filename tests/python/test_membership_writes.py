@@ -1,4 +1,4 @@
-"""Every write path, against a real database: the list it returns is the one live list, verifies,
+"""Every write path, against a real database, through Membership and through AsyncMembership: the list it returns is the one live list, verifies,
 and names exactly the committed members; its 8000/8001 events are the net effect; calls that
 change nothing write nothing. Also: lists of one community in one second, batches, and reads
 of unknown communities."""
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from async_bridge import BlockingAsyncMembership
 
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
@@ -29,9 +30,21 @@ from fixtures_membership import (
 )
 
 from buzz_signer.errors import CommunityArchived
+from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership, MembershipWrite
 
 pytest_plugins = ("fixtures_membership",)
+
+
+@pytest.fixture(params=["sync", "async"])
+def mem(request: pytest.FixtureRequest, db_url: str, key: RelayKey):
+    """The API under test: Membership, or AsyncMembership on an AsyncConnection."""
+    m = Membership.connect(db_url, key) if request.param == "sync" else None
+    m = m or BlockingAsyncMembership(db_url, key)
+    try:
+        yield m
+    finally:
+        m.close()
 
 # A change case runs setup writes and then the write under test. It returns
 # (community id, the write, the expected members after it, pubkeys added, pubkeys removed).

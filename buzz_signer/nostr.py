@@ -16,8 +16,14 @@ from coincurve import PublicKeyXOnly
 
 __all__ = [
     "KIND_ADD_USER",
+    "KIND_AUTH",
+    "KIND_DELETION",
+    "KIND_INVITE",
+    "KIND_JOIN_REQUEST",
+    "KIND_LEAVE_REQUEST",
     "KIND_MEMBERSHIP_LIST",
     "KIND_REMOVE_USER",
+    "KIND_ROLE",
     "compute_id",
     "event_id",
     "is_lower_hex",
@@ -31,6 +37,13 @@ __all__ = [
 KIND_MEMBERSHIP_LIST = 13534
 KIND_ADD_USER = 8000
 KIND_REMOVE_USER = 8001
+# NIP-43 over the wire (SPEC section 7), NIP-42, and the kinds only the relay publishes.
+KIND_JOIN_REQUEST = 28934
+KIND_INVITE = 28935
+KIND_LEAVE_REQUEST = 28936
+KIND_AUTH = 22242
+KIND_ROLE = 33534
+KIND_DELETION = 5
 
 _SEPARATORS = (",", ":")
 

@@ -17,11 +17,13 @@ from typing import Any
 from .keys import RelayKey
 from .nostr import (
     KIND_ADD_USER,
+    KIND_INVITE,
     KIND_MEMBERSHIP_LIST,
     KIND_REMOVE_USER,
     event_id,
     is_lower_hex,
     parse_pubkey,
+    serialize_event,
     verify_signature_by,
 )
 
@@ -223,6 +225,25 @@ class Signer:
             or not is_lower_hex(tags[1][1], 64)
         ):
             raise RefusedToSign(f'{what}: tags must be exactly [["-"], ["p", pubkey]]')
+
+    def invite(self, code: str, requester: str, expiration: int, created_at: int) -> dict[str, Any]:
+        """A kind 28935 invite for `requester`, signed: built here, never by the database.
+
+        SPEC section 7's one shape: tags ["-"], ["claim", code], ["p", requester],
+        ["expiration", unix time], content "". The code is the 32 hex of create_relay_invite;
+        anything else is refused, so a database answer cannot put other text under our key.
+        """
+        if not is_lower_hex(code, 32):
+            raise RefusedToSign("invite: the claim code is not 32 lowercase hex characters")
+        if not is_lower_hex(requester, 64):
+            raise RefusedToSign("invite: the requester is not a 64 lowercase hex pubkey")
+        for name, value in (("expiration", expiration), ("created_at", created_at)):
+            if type(value) is not int or value < 0:
+                raise RefusedToSign(f"invite: {name} is not a non-negative integer")
+        tags = [["-"], ["claim", code], ["p", requester], ["expiration", str(expiration)]]
+        serialized = serialize_event(self._pubkey, created_at, KIND_INVITE, tags, "")
+        ev = PreparedEvent("", event_id(serialized), KIND_INVITE, created_at, serialized)
+        return signed_event(ev, self._key.sign(ev.id))
 
     def sign_all(self, events: Sequence[PreparedEvent]) -> list[str]:
         """Check every event, then sign them all; return the sigs in the same order.

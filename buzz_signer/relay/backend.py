@@ -1,0 +1,122 @@
+"""The relay's database side: the SQL API on a pool of AsyncConnections.
+
+Writes go through AsyncMembership (one transaction each, ending with the signed list);
+reads ask the API's read functions for the events as JSON text with the few fields a filter
+matches, so a 10,000-member list is sent as the database returns it, never parsed here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from psycopg_pool import AsyncConnectionPool
+
+from ..errors import BuzzError, translated
+from ..keys import RelayKey
+from ..membership import AsyncMembership
+from .filters import WireEvent
+from .protocol import Community
+
+# One statement, so one snapshot: the live list and the 8000/8001 events since a created_at.
+# (A list has no single-letter tags to match; an 8000/8001 has its "p".)
+_EVENTS_SINCE = """
+SELECT l::text, l->>'id', l->>'pubkey', 13534, (l->>'created_at')::bigint, NULL
+FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
+UNION ALL
+SELECT e::text, e->>'id', e->>'pubkey', (e->>'kind')::int, (e->>'created_at')::bigint,
+       e->'tags'->1->>1
+FROM buzz.membership_events(%(c)s, %(since)s) e WHERE %(with_events)s
+"""
+
+
+def _wire(row: Sequence[Any]) -> WireEvent:
+    text, id_, pubkey, kind, created_at, p = row
+    return WireEvent(id_, pubkey, kind, created_at, text, {"p": (p,)} if p else {})
+
+
+class DatabaseBackend:
+    """protocol.Backend over the SQL API, and the look-ups the server needs."""
+
+    def __init__(self, pool: AsyncConnectionPool, key: RelayKey) -> None:
+        self.pool = pool
+        self._key = key
+
+    async def _rows(
+        self, sql: str, params: Any, timeout: float | None = None
+    ) -> list[tuple[Any, ...]]:
+        with translated():
+            async with self.pool.connection(timeout) as conn:
+                return await (await conn.execute(sql, params)).fetchall()
+
+    async def events_since(
+        self, community: uuid.UUID, since: int, *, with_list: bool = True, with_events: bool = True
+    ) -> list[WireEvent]:
+        """The live list (first) and the 8000/8001 events with created_at >= since."""
+        rows = await self._rows(
+            _EVENTS_SINCE,
+            {"c": community, "since": since, "with_list": with_list, "with_events": with_events},
+        )
+        return [_wire(r) for r in rows]
+
+    async def live_list(self, community: uuid.UUID) -> WireEvent | None:
+        events = await self.events_since(community, 0, with_events=False)
+        return events[0] if events else None
+
+    async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]:
+        return await self.events_since(community, since, with_list=False)
+
+    async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None:
+        rows = await self._rows(
+            "SELECT role FROM buzz.relay_members(%s) WHERE pubkey = %s", (community, pubkey)
+        )
+        return rows[0][0] if rows else None
+
+    async def _membership(self, call: Any) -> Any:
+        async with self.pool.connection() as conn:
+            return await call(AsyncMembership(conn, self._key))
+
+    async def mint_invite(
+        self, community: uuid.UUID, requester: str, ttl_seconds: int
+    ) -> tuple[str, int]:
+        invite = await self._membership(
+            lambda m: m.create_relay_invite(
+                community, requester, 1, dt.timedelta(seconds=ttl_seconds)
+            )
+        )
+        return invite.code, int(invite.expires_at.timestamp())
+
+    async def claim_invite(self, community: uuid.UUID, code: str, pubkey: str) -> str:
+        write = await self._membership(lambda m: m.claim_relay_invite(community, code, pubkey))
+        return write.outcome
+
+    async def leave(self, community: uuid.UUID, pubkey: str) -> str:
+        write = await self._membership(lambda m: m.remove_relay_member(community, pubkey))
+        return write.outcome
+
+    # For the server --------------------------------------------------------------
+
+    async def community_by_host(self, host: str) -> Community | None:
+        """The community whose host is `host` (compared lower-case, port kept)."""
+        rows = await self._rows("SELECT buzz.community_id(%s)", (host,))
+        return Community(rows[0][0], host.lower()) if rows and rows[0][0] else None
+
+    async def community(self, selector: str) -> Community | None:
+        """The community named by an id or a host (buzz-relay --community)."""
+        try:
+            cid = uuid.UUID(selector)
+        except ValueError:
+            return await self.community_by_host(selector.strip())
+        rows = await self._rows(
+            "SELECT host FROM buzz.communities() WHERE community_id = %s", (cid,)
+        )
+        return Community(cid, rows[0][0]) if rows else None
+
+    async def healthy(self) -> bool:
+        """True when a pooled connection answers within two seconds."""
+        try:
+            return (await self._rows("SELECT 1", (), timeout=2.0))[0][0] == 1
+        except BuzzError:  # a pool time-out included: "not healthy", never a 500
+            return False

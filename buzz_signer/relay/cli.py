@@ -1,0 +1,115 @@
+"""buzz-relay: the relay front that Nostr clients talk to for membership (docs/relay.md).
+
+The database comes from DATABASE_URL (else the local cluster, as for buzz-admin), the relay
+key from BUZZ_RELAY_SECRET_KEY or --key-file, never from an argument value.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from ..cli._core import Failure, database_url, load_key
+from ..keys import InvalidKey
+from .limits import DEFAULT_LIMITS, Limits
+from .server import RelayConfig, run
+
+__all__ = ["main"]
+
+
+def _listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:7447)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _limit_option(name: str, help_text: str):
+    default = getattr(DEFAULT_LIMITS, name)
+    return click.option(
+        "--" + name.replace("_", "-"),
+        name,
+        type=click.IntRange(min=1),
+        default=default,
+        show_default=True,
+        help=help_text,
+    )
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--listen", default="127.0.0.1:7447", show_default=True, metavar="HOST:PORT")
+@click.option(
+    "--community",
+    metavar="ID|HOST",
+    help="Serve this one community whatever the Host header says (default: by Host).",
+)
+@click.option(
+    "--key-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File holding the relay's secret key (default: BUZZ_RELAY_SECRET_KEY).",
+)
+@click.option(
+    "--invite-role",
+    type=click.Choice(["owner", "admin", "member"]),
+    default="admin",
+    show_default=True,
+    help="The least base role that may request invites (kind 28935).",
+)
+@click.option(
+    "--pool-size",
+    type=click.IntRange(min=1, max=1000),
+    default=10,
+    show_default=True,
+    help="Database connections for requests (one more listens).",
+)
+@_limit_option("max_message_bytes", "Largest client message answered; larger gets NOTICE.")
+@_limit_option("max_subscriptions", "Open subscriptions per connection.")
+@_limit_option("max_filters", "Filters per REQ.")
+@_limit_option("max_limit", "Most stored events answered per filter.")
+@_limit_option("max_connections_per_ip", "Websocket connections from one address.")
+@_limit_option("auth_per_minute", "AUTH messages per connection per minute.")
+@_limit_option("invites_per_hour", "Invites minted per pubkey per hour.")
+@_limit_option("max_queued_messages", "Messages queued for a slow client before closing it.")
+@click.option("--log-level", default="info", show_default=True)
+def main(
+    listen: str,
+    community: str | None,
+    key_file: Path | None,
+    invite_role: str,
+    pool_size: int,
+    log_level: str,
+    **limits: int,
+) -> None:
+    """Serve NIP-01/11/42/43/70 for every community of the database (SPEC section 7).
+
+    \b
+    Example:
+      DATABASE_URL=postgresql://buzz@db/buzz BUZZ_RELAY_SECRET_KEY=... \\
+        buzz-relay --listen 0.0.0.0:7447
+      buzz-relay --community relay.example.org --key-file /etc/buzz/relay.key
+    """
+    host, port = _listen(listen)
+    logging.basicConfig(
+        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        key = load_key(key_file)
+        url = database_url()
+    except (InvalidKey, Failure) as exc:
+        click.echo(f"buzz-relay: {exc}", err=True)
+        sys.exit(1)
+    config = RelayConfig(
+        database_url=url,
+        key=key,
+        community=community,
+        limits=Limits(**limits),
+        invite_role=invite_role,
+        pool_size=pool_size,
+    )
+    logging.getLogger("buzz_relay").info(
+        "buzz-relay %s listening on %s:%d", key.npub, host, port
+    )
+    run(config, host, port)

@@ -1,0 +1,155 @@
+"""Live push: one `LISTEN buzz_membership` connection per process, fanned out to sessions.
+
+The database announces each list at COMMIT (`{"community_id", "id", "kind", "created_at"}`).
+For a community that has connections here, the hub reads, in one statement, the live list
+and the 8000/8001 events committed since the last ones it delivered, and hands them to every
+session of that community, which sends each to the subscriptions it matches.
+
+Never missing a list: when the listening connection drops, the hub reconnects with backoff
+and then does the same read for every community with connections, from what it last
+delivered (or from shortly before the connection dropped), so every open subscription gets
+what committed meanwhile and ends with the live list. Sessions drop what they already sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+
+from .backend import DatabaseBackend
+from .filters import WireEvent
+from .protocol import RelaySession
+
+log = logging.getLogger("buzz_relay.hub")
+
+CHANNEL = "buzz_membership"
+# After a reconnect, a community never delivered before is read from this long before the
+# connection dropped: a list prepared before the drop can commit after it.
+CATCH_UP_MARGIN_SECONDS = 60
+BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
+
+Send = Callable[[list[str]], None]
+
+
+@dataclass
+class _Community:
+    sessions: dict[RelaySession, Send] = field(default_factory=dict)
+    # created_at of the newest list delivered to this community's sessions.
+    delivered: int | None = None
+
+
+class Hub:
+    """Sessions by community, and the task that listens and delivers."""
+
+    def __init__(
+        self,
+        conninfo: str,
+        backend: DatabaseBackend,
+        *,
+        on_pushed: Callable[[int], None] = lambda n: None,
+        on_reconnect: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._conninfo = conninfo
+        self._backend = backend
+        self._communities: dict[uuid.UUID, _Community] = {}
+        self._on_pushed = on_pushed
+        self._on_reconnect = on_reconnect
+        self.connected = asyncio.Event()
+        self.listener_pid: int | None = None
+
+    # Sessions -------------------------------------------------------------------
+
+    def register(self, session: RelaySession, send: Send) -> None:
+        entry = self._communities.setdefault(session.community.id, _Community())
+        entry.sessions[session] = send
+
+    def unregister(self, session: RelaySession) -> None:
+        entry = self._communities.get(session.community.id)
+        if entry is None:
+            return
+        entry.sessions.pop(session, None)
+        if not entry.sessions:
+            del self._communities[session.community.id]
+
+    def sessions(self) -> list[RelaySession]:
+        return [s for entry in self._communities.values() for s in entry.sessions]
+
+    # Listening ------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Listen until cancelled, reconnecting with backoff; catch up after each reconnect."""
+        backoff = BACKOFF_FIRST
+        dropped_at: float | None = None
+        while True:
+            try:
+                async with await psycopg.AsyncConnection.connect(
+                    self._conninfo, autocommit=True, application_name="buzz-relay listen"
+                ) as conn:
+                    await conn.execute(f"LISTEN {CHANNEL}")
+                    self.listener_pid = conn.info.backend_pid
+                    self.connected.set()
+                    backoff = BACKOFF_FIRST
+                    if dropped_at is not None:
+                        self._on_reconnect()
+                        await self._catch_up(dropped_at)
+                        log.info("listening again after %.1f s", time.time() - dropped_at)
+                        dropped_at = None
+                    async for note in conn.notifies():
+                        await self._notified(note.payload)
+            except asyncio.CancelledError:
+                raise
+            except (psycopg.Error, OSError) as exc:
+                log.warning("listening connection lost (%s); reconnecting", type(exc).__name__)
+            self.connected.clear()
+            self.listener_pid = None
+            if dropped_at is None:
+                dropped_at = time.time()
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+
+    async def _notified(self, payload: str) -> None:
+        try:
+            data: Any = json.loads(payload)
+            community, created_at = uuid.UUID(data["community_id"]), int(data["created_at"])
+        except (ValueError, KeyError, TypeError):
+            log.warning("ignoring a malformed notification")
+            return
+        entry = self._communities.get(community)
+        if entry is None or (entry.delivered is not None and created_at <= entry.delivered):
+            return  # no connection here wants it, or it was delivered with a later read
+        await self._deliver(community, entry, created_at if entry.delivered is None else None)
+
+    async def _catch_up(self, dropped_at: float) -> None:
+        floor = int(dropped_at) - CATCH_UP_MARGIN_SECONDS
+        for community, entry in list(self._communities.items()):
+            await self._deliver(community, entry, floor if entry.delivered is None else None)
+
+    async def _deliver(self, community: uuid.UUID, entry: _Community, since: int | None) -> None:
+        """Read the live list and the events after what was delivered; hand them over."""
+        since = since if since is not None else (entry.delivered or 0) + 1
+        try:
+            events = await self._backend.events_since(community, since)
+        except Exception:
+            log.exception("could not read the events of community %s", community)
+            return
+        lists = [ev for ev in events if ev.kind == 13534]
+        if lists:
+            entry.delivered = max(entry.delivered or 0, lists[0].created_at)
+        # The 8000/8001 events come oldest first; the list they belong to is sent after them.
+        ordered: list[WireEvent] = [ev for ev in events if ev.kind != 13534] + lists
+        pushed = 0
+        for session, send in list(entry.sessions.items()):
+            messages = session.deliver(ordered)
+            if messages:
+                send(messages)
+                pushed += len(messages)
+        if pushed:
+            self._on_pushed(pushed)

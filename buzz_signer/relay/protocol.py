@@ -1,0 +1,503 @@
+"""NIP-01/42/43/70 for one client connection: a client message in, relay messages out.
+
+`RelaySession` knows no websocket and no database driver: it is given the connection's
+community and host, a `Backend` (the SQL API, see backend.py), the signer for invites and the
+limits, and it answers each client message with the relay messages to send (JSON text, in
+order). Events that commit while the connection is open reach it through `deliver`, which
+returns the `EVENT` messages of the subscriptions they match. Another Python relay can mount
+it as it is: feed it text, send what it returns.
+
+What it answers (SPEC section 7): `AUTH` (NIP-42); `REQ` for kinds 13534, 8000, 8001 and 33534
+(stored events, `EOSE`, then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join
+with an invite) and 28936 (leave); refusals with NIP-01 prefixes; `NOTICE` for anything that
+is not a client message.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from ..errors import BuzzError, CommunityArchived, InvalidArgument, ListTooFarAhead
+from ..nostr import (
+    KIND_ADD_USER,
+    KIND_AUTH,
+    KIND_DELETION,
+    KIND_INVITE,
+    KIND_JOIN_REQUEST,
+    KIND_LEAVE_REQUEST,
+    KIND_MEMBERSHIP_LIST,
+    KIND_REMOVE_USER,
+    KIND_ROLE,
+    verify_event,
+)
+from ..signer import Signer
+from .filters import Filter, InvalidFilter, WireEvent, parse_filter
+from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
+
+__all__ = ["SERVED_KINDS", "Backend", "Community", "Observer", "RelaySession", "normalize_host"]
+
+# Kinds a REQ may ask for: the stored membership events, and the invite minted on request.
+SERVED_KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER, KIND_ROLE))
+# Kinds only the relay publishes: a client's EVENT of one is refused.
+RELAY_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE, KIND_DELETION})
+# NIP-42 and NIP-43: a client's created_at must be this close to the clock.
+FRESH_SECONDS = 600
+INVITE_TTL_SECONDS = 72 * 3600
+ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
+MAX_SUBSCRIPTION_ID = 64
+
+
+@dataclass(frozen=True)
+class Community:
+    """The community a connection talks to: its id and its host (as stored, lower-case)."""
+
+    id: uuid.UUID
+    host: str
+
+
+class Backend(Protocol):
+    """The SQL API as the protocol uses it; backend.DatabaseBackend is the real one."""
+
+    async def live_list(self, community: uuid.UUID) -> WireEvent | None: ...
+
+    async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]: ...
+
+    async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None: ...
+
+    async def mint_invite(
+        self, community: uuid.UUID, requester: str, ttl_seconds: int
+    ) -> tuple[str, int]: ...
+
+    async def claim_invite(self, community: uuid.UUID, code: str, pubkey: str) -> str: ...
+
+    async def leave(self, community: uuid.UUID, pubkey: str) -> str: ...
+
+
+class Observer:
+    """Where a session reports what it did (metrics); the default records nothing."""
+
+    def request(self, kind: str, outcome: str) -> None:
+        """A client request of `kind` (auth, req, join, leave, invite, ...) and its outcome."""
+
+    def write(self, kind: str, outcome: str, seconds: float) -> None:
+        """A membership write (join, leave, invite) and how long the database took."""
+
+
+def normalize_host(url_or_host: str) -> str | None:
+    """`wss://Relay.Example.org:443/x` -> `relay.example.org`: lower-case, the port kept unless
+    it is its scheme's default. None when there is no host."""
+    text = url_or_host.strip()
+    parts = urlsplit(text if "://" in text else "//" + text)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    if not host:
+        return None
+    default = {"ws": 80, "http": 80, "wss": 443, "https": 443}.get(parts.scheme.lower())
+    return host.lower() if port is None or port == default else f"{host.lower()}:{port}"
+
+
+def _message(*parts: Any) -> str:
+    return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
+
+
+def _event_message(subscription: str, ev: WireEvent) -> str:
+    # The event's text is spliced in as it is: built once, sent to every subscriber.
+    return f'["EVENT",{json.dumps(subscription, ensure_ascii=False)},{ev.text}]'
+
+
+def _first_tag(event: dict[str, Any], name: str) -> list[str] | None:
+    return next((t for t in event["tags"] if t and t[0] == name), None)
+
+
+class _Subscription:
+    """One open REQ: its filters, and what it has been sent (to send nothing twice)."""
+
+    RECENT = 256
+
+    def __init__(self, filters: Sequence[Filter]) -> None:
+        self.filters = tuple(filters)
+        # Until its stored events are answered, live events wait here (in order).
+        self.pending: list[WireEvent] | None = []
+        self._sent: OrderedDict[str, None] = OrderedDict()
+
+    def matches(self, ev: WireEvent) -> bool:
+        return any(f.matches(ev) for f in self.filters)
+
+    def first_sending(self, ev: WireEvent) -> bool:
+        """True the first time `ev` is sent on this subscription (among its recent events)."""
+        if ev.id in self._sent:
+            return False
+        self._sent[ev.id] = None
+        if len(self._sent) > self.RECENT:
+            self._sent.popitem(last=False)
+        return True
+
+
+class _Refused(Exception):
+    """A request refused with a NIP-01 reason ('prefix: text')."""
+
+    def __init__(self, reason: str, outcome: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.outcome = outcome
+
+
+class RelaySession:
+    """The protocol state of one client connection (see the module docstring)."""
+
+    def __init__(
+        self,
+        community: Community,
+        backend: Backend,
+        signer: Signer,
+        *,
+        limits: Limits = DEFAULT_LIMITS,
+        request_host: str | None = None,
+        invite_role: str = "admin",
+        invite_window: SlidingWindow | None = None,
+        observer: Observer | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.community = community
+        self._backend = backend
+        self._signer = signer
+        self._limits = limits
+        self._invite_rank = ROLE_RANK[invite_role]
+        self._invites = invite_window or SlidingWindow(limits.invites_per_hour, 3600)
+        self._auths = SlidingWindow(limits.auth_per_minute, 60)
+        self._observer = observer or Observer()
+        self._clock = clock
+        # The relay tag of an AUTH may name the community's host or the one the client used.
+        self._hosts = frozenset(
+            h for h in (community.host, normalize_host(request_host or "")) if h
+        )
+        self.challenge = secrets.token_hex(16)
+        self.pubkey: str | None = None  # set by a successful AUTH
+        self._subscriptions: dict[str, _Subscription] = {}
+
+    # ------------------------------------------------------------------ the wire
+
+    def greeting(self) -> list[str]:
+        """What the relay sends first on a new connection: the NIP-42 challenge."""
+        return [_message("AUTH", self.challenge)]
+
+    async def handle(self, text: str | bytes) -> list[str]:
+        """The relay messages answering one client message, in order."""
+        if len(text) > self._limits.max_message_bytes:
+            self._observer.request("message", "too_large")
+            return [
+                _message(
+                    "NOTICE",
+                    f"invalid: message too large (at most {self._limits.max_message_bytes} bytes)",
+                )
+            ]
+        try:
+            msg = json.loads(text)
+        except (ValueError, RecursionError):
+            return [self._notice("invalid: not a JSON message")]
+        if type(msg) is not list or not msg or type(msg[0]) is not str:
+            return [self._notice('invalid: a client message is an array like ["REQ", ...]')]
+        verb, args = msg[0], msg[1:]
+        if verb == "REQ":
+            return await self._req(args)
+        if verb == "EVENT":
+            return await self._event(args)
+        if verb == "AUTH":
+            return self._auth(args)
+        if verb == "CLOSE":
+            return self._close(args)
+        if verb == "COUNT" and args and type(args[0]) is str:
+            self._observer.request("count", "unsupported")
+            return [_message("CLOSED", args[0], "unsupported: COUNT is not served here")]
+        return [self._notice(f"invalid: unknown message type {verb[:16]!r}")]
+
+    def deliver(self, events: Iterable[WireEvent]) -> list[str]:
+        """`EVENT` messages for events that just committed, for every subscription they match."""
+        out: list[str] = []
+        for ev in events:
+            for sub_id, sub in self._subscriptions.items():
+                if not sub.matches(ev):
+                    continue
+                if sub.pending is not None:
+                    sub.pending.append(ev)
+                elif sub.first_sending(ev):
+                    out.append(_event_message(sub_id, ev))
+        return out
+
+    @property
+    def subscription_count(self) -> int:
+        return len(self._subscriptions)
+
+    def _notice(self, text: str) -> str:
+        self._observer.request("message", "notice")
+        return _message("NOTICE", text)
+
+    # ------------------------------------------------------------------ REQ / CLOSE
+
+    async def _req(self, args: list[Any]) -> list[str]:
+        if not args or type(args[0]) is not str or not 0 < len(args[0]) <= MAX_SUBSCRIPTION_ID:
+            return [self._notice("invalid: REQ needs a subscription id of 1 to 64 characters")]
+        sub_id, raw_filters = args[0], args[1:]
+        try:
+            filters = self._parse_filters(sub_id, raw_filters)
+        except _Refused as refused:
+            self._subscriptions.pop(sub_id, None)
+            self._observer.request("req", refused.outcome)
+            return [_message("CLOSED", sub_id, refused.reason)]
+        # NIP-01: a REQ with an open subscription's id replaces it.
+        sub = self._subscriptions[sub_id] = _Subscription(filters)
+        try:
+            out = await self._invite_answer(sub_id, filters)
+            out += await self._stored_answer(sub_id, sub)
+        except _Refused as refused:
+            self._subscriptions.pop(sub_id, None)
+            self._observer.request("req", refused.outcome)
+            return [_message("CLOSED", sub_id, refused.reason)]
+        except BuzzError:
+            self._subscriptions.pop(sub_id, None)
+            self._observer.request("req", "error")
+            return [_message("CLOSED", sub_id, "error: the database did not answer; try again")]
+        out.append(_message("EOSE", sub_id))
+        # Live events that committed while the stored ones were read, now in order.
+        pending, sub.pending = sub.pending or [], None
+        out += [_event_message(sub_id, ev) for ev in pending if sub.first_sending(ev)]
+        self._observer.request("req", "ok")
+        return out
+
+    def _parse_filters(self, sub_id: str, raw: list[Any]) -> list[Filter]:
+        if sub_id not in self._subscriptions and (
+            len(self._subscriptions) >= self._limits.max_subscriptions
+        ):
+            raise _Refused(
+                "rate-limited: too many open subscriptions"
+                f" (at most {self._limits.max_subscriptions}); CLOSE one first",
+                "too_many_subscriptions",
+            )
+        if len(raw) > self._limits.max_filters:
+            raise _Refused(
+                f"invalid: at most {self._limits.max_filters} filters per REQ", "too_many_filters"
+            )
+        try:
+            filters = [parse_filter(f) for f in raw]
+        except InvalidFilter as exc:
+            raise _Refused(f"{exc.prefix}: {exc}", "invalid_filter") from None
+        for f in filters:
+            if f.kinds is not None and not f.kinds <= SERVED_KINDS | {KIND_INVITE}:
+                other = min(f.kinds - SERVED_KINDS - {KIND_INVITE})
+                raise _Refused(
+                    f"unsupported: kind {other} is not served here; this relay serves kinds"
+                    " 13534, 8000, 8001 and 33534, and 28935 on request",
+                    "unsupported_kind",
+                )
+        return filters
+
+    async def _stored_answer(self, sub_id: str, sub: _Subscription) -> list[str]:
+        """The stored events that the filters select, newest first, `limit` per filter."""
+        filters = [f for f in sub.filters if f.kinds is None or f.kinds & SERVED_KINDS]
+        if not filters:
+            return []
+        candidates: list[WireEvent] = []
+        if any(f.wants_kind(KIND_MEMBERSHIP_LIST) for f in filters):
+            live = await self._backend.live_list(self.community.id)
+            if live is not None:
+                candidates.append(live)
+        user_filters = [
+            f for f in filters if f.wants_kind(KIND_ADD_USER) or f.wants_kind(KIND_REMOVE_USER)
+        ]
+        if user_filters:
+            since = min(f.since or 0 for f in user_filters)
+            candidates += await self._backend.membership_events(self.community.id, since)
+        # Role definitions (33534) are stored once roles exist (SPEC section 6).
+        candidates.sort(key=lambda ev: ev.created_at, reverse=True)
+        chosen: dict[str, WireEvent] = {}
+        for f in filters:
+            limit = min(self._limits.max_limit, f.limit if f.limit is not None else 1 << 62)
+            picked = 0
+            for ev in candidates:
+                if picked >= limit:
+                    break
+                if f.matches(ev):
+                    chosen.setdefault(ev.id, ev)
+                    picked += 1
+        ordered = sorted(chosen.values(), key=lambda ev: ev.created_at, reverse=True)
+        return [_event_message(sub_id, ev) for ev in ordered if sub.first_sending(ev)]
+
+    async def _invite_answer(self, sub_id: str, filters: Sequence[Filter]) -> list[str]:
+        """For a REQ that names kind 28935: mint a one-use invite and answer it, signed."""
+        if not any(f.kinds is not None and KIND_INVITE in f.kinds for f in filters):
+            return []
+        requester = self.pubkey
+        if requester is None:
+            raise _Refused("auth-required: AUTH as a member to request an invite", "auth_required")
+        role = await self._backend.role_of(self.community.id, requester)
+        if role is None or ROLE_RANK.get(role, 0) < self._invite_rank:
+            raise _Refused(
+                "restricted: only the community's "
+                + ("members" if self._invite_rank == 1 else "owner and admins")
+                + " may request invites",
+                "restricted",
+            )
+        if not self._invites.allow((self.community.id, requester)):
+            raise _Refused(
+                f"rate-limited: at most {self._limits.invites_per_hour} invites per hour",
+                "rate_limited",
+            )
+        started = time.perf_counter()
+        try:
+            code, expiration = await self._backend.mint_invite(
+                self.community.id, requester, INVITE_TTL_SECONDS
+            )
+        except CommunityArchived:
+            raise _Refused("restricted: this community is archived", "archived") from None
+        self._observer.write("invite", "minted", time.perf_counter() - started)
+        invite = self._signer.invite(code, requester, expiration, int(self._clock()))
+        text = json.dumps(invite, separators=(",", ":"), ensure_ascii=False)
+        return [f'["EVENT",{json.dumps(sub_id, ensure_ascii=False)},{text}]']
+
+    def _close(self, args: list[Any]) -> list[str]:
+        if not args or type(args[0]) is not str:
+            return [self._notice("invalid: CLOSE needs a subscription id")]
+        self._subscriptions.pop(args[0], None)
+        self._observer.request("close", "ok")
+        return []
+
+    # ------------------------------------------------------------------ AUTH
+
+    def _auth(self, args: list[Any]) -> list[str]:
+        event = args[0] if args else None
+        if type(event) is not dict or type(event.get("id")) is not str:
+            return [self._notice("invalid: AUTH needs a signed kind 22242 event")]
+        try:
+            self._check_auth(event)
+        except _Refused as refused:
+            self._observer.request("auth", refused.outcome)
+            return [_message("OK", event["id"], False, refused.reason)]
+        self.pubkey = event["pubkey"]
+        self._observer.request("auth", "ok")
+        return [_message("OK", event["id"], True, "")]
+
+    def _check_auth(self, event: dict[str, Any]) -> None:
+        if not self._auths.allow(None):
+            raise _Refused("rate-limited: too many AUTH attempts; wait a minute", "rate_limited")
+        if not verify_event(event):
+            raise _Refused("invalid: bad event id or signature", "invalid")
+        if event["kind"] != KIND_AUTH:
+            raise _Refused(f"invalid: AUTH takes a kind {KIND_AUTH} event", "invalid")
+        self._require_fresh(event)
+        challenge = _first_tag(event, "challenge")
+        if challenge is None or challenge[1:2] != [self.challenge]:
+            raise _Refused("invalid: the challenge tag is not this connection's", "bad_challenge")
+        relay = _first_tag(event, "relay")
+        if relay is None or len(relay) < 2 or normalize_host(relay[1]) not in self._hosts:
+            raise _Refused("invalid: the relay tag does not name this relay", "bad_relay")
+
+    def _require_fresh(self, event: dict[str, Any]) -> None:
+        if abs(event["created_at"] - self._clock()) > FRESH_SECONDS:
+            raise _Refused("invalid: created_at must be within 10 minutes of now", "stale")
+
+    # ------------------------------------------------------------------ EVENT
+
+    async def _event(self, args: list[Any]) -> list[str]:
+        event = args[0] if args else None
+        if type(event) is not dict or type(event.get("id")) is not str:
+            return [self._notice("invalid: EVENT needs an event object")]
+        event_id = event["id"]
+        try:
+            kind, ok, reason = await self._event_answer(event)
+        except _Refused as refused:
+            kind = event.get("kind") if type(event.get("kind")) is int else None
+            self._observer.request(_REQUEST_NAMES.get(kind, "event"), refused.outcome)
+            return [_message("OK", event_id, False, refused.reason)]
+        self._observer.request(_REQUEST_NAMES[kind], "ok" if ok else "refused")
+        return [_message("OK", event_id, ok, reason)]
+
+    async def _event_answer(self, event: dict[str, Any]) -> tuple[int, bool, str]:
+        if not verify_event(event):
+            raise _Refused("invalid: bad event id or signature", "invalid")
+        kind = event["kind"]
+        if kind in RELAY_KINDS:
+            raise _Refused(f"blocked: only the relay publishes kind {kind}", "blocked")
+        if kind == KIND_JOIN_REQUEST:
+            return kind, *await self._join(event)
+        if kind == KIND_LEAVE_REQUEST:
+            return kind, *await self._leave(event)
+        raise _Refused(
+            "blocked: this relay takes only membership requests (kinds 28934 and 28936)",
+            "blocked",
+        )
+
+    def _require_author(self, event: dict[str, Any]) -> None:
+        # NIP-70: an event with the "-" tag is accepted only from its AUTHed author.
+        if self.pubkey != event["pubkey"]:
+            raise _Refused(
+                "auth-required: this event may only be published by its author; AUTH first",
+                "auth_required",
+            )
+
+    async def _join(self, event: dict[str, Any]) -> tuple[bool, str]:
+        claim = _first_tag(event, "claim")
+        if claim is None or len(claim) < 2 or not 0 < len(claim[1]) <= 256:
+            raise _Refused('invalid: a join request needs a ["claim", <invite code>] tag', "invalid")
+        self._require_fresh(event)
+        if _first_tag(event, "-") is not None:
+            self._require_author(event)
+        outcome = await self._write(
+            "join", self._backend.claim_invite(self.community.id, claim[1], event["pubkey"])
+        )
+        if outcome == "joined":
+            return True, f"info: welcome to {self.community.host}!"
+        return _JOIN_ANSWERS.get(outcome, _UNEXPECTED)
+
+    async def _leave(self, event: dict[str, Any]) -> tuple[bool, str]:
+        if _first_tag(event, "-") is None:
+            raise _Refused('invalid: a leave request must carry the ["-"] tag', "invalid")
+        self._require_fresh(event)
+        self._require_author(event)
+        outcome = await self._write(
+            "leave", self._backend.leave(self.community.id, event["pubkey"])
+        )
+        return _LEAVE_ANSWERS.get(outcome, _UNEXPECTED)
+
+    async def _write(self, kind: str, call: Any) -> str:
+        """Await a membership write; its failures as NIP-01 refusals."""
+        started = time.perf_counter()
+        try:
+            outcome = await call
+        except CommunityArchived:
+            raise _Refused("restricted: this community is archived", "archived") from None
+        except ListTooFarAhead:
+            raise _Refused(
+                "rate-limited: too many membership changes right now; try again in a minute",
+                "lagging",
+            ) from None
+        except InvalidArgument:
+            raise _Refused("invalid: the database refused an argument", "invalid") from None
+        except BuzzError:
+            raise _Refused("error: the database could not record it; try again", "error") from None
+        self._observer.write(kind, outcome, time.perf_counter() - started)
+        return outcome
+
+
+_REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
+_UNEXPECTED = (False, "error: the database gave an unexpected answer")
+_JOIN_ANSWERS = {
+    "already_member": (True, "duplicate: you are already a member of this relay."),
+    "expired": (False, "restricted: that invite code is expired."),
+    "invalid": (False, "restricted: that invite code is invalid."),
+    "exhausted": (False, "restricted: that invite code has been used up."),
+}
+_LEAVE_ANSWERS = {
+    "removed": (True, ""),
+    "not_member": (False, "restricted: you are not a member of this relay."),
+    "is_owner": (False, "restricted: the owner cannot leave; transfer ownership first."),
+}

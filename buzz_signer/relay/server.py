@@ -1,0 +1,301 @@
+"""The aiohttp server around the protocol: one port for the websocket, NIP-11, /metrics and
+/healthz. It picks the connection's community, bounds connections per address, and moves
+text between the websocket and a RelaySession; everything else is the protocol's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from psycopg_pool import AsyncConnectionPool
+
+from ..keys import RelayKey
+from ..signer import Signer
+from .backend import DatabaseBackend
+from .hub import Hub
+from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
+from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
+from .protocol import Community, RelaySession
+
+log = logging.getLogger("buzz_relay")
+
+try:
+    VERSION = version("buzz-membership")
+except PackageNotFoundError:  # run from a checkout that was never installed
+    VERSION = "unknown"
+
+# Frames up to this size are read and answered (NOTICE when over --max-message-bytes); a
+# larger one ends the connection (websocket close 1009), so no client can make us buffer more.
+HARD_FRAME_LIMIT = 16 * 1024 * 1024
+# How long a Host -> community look-up is trusted (communities are rarely created or moved).
+HOST_CACHE_SECONDS = 10.0
+SUPPORTED_NIPS = [1, 11, 42, 43, 70]
+CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Headers": "Accept, Authorization, Content-Type",
+    "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+}
+
+
+@dataclass(frozen=True)
+class RelayConfig:
+    database_url: str
+    key: RelayKey
+    # --community ID|HOST: serve this one community whatever the Host header says.
+    community: str | None = None
+    limits: Limits = DEFAULT_LIMITS
+    invite_role: str = "admin"
+    pool_size: int = 10
+    name: str = "buzz membership relay"
+
+
+@dataclass
+class _State:
+    config: RelayConfig
+    pool: AsyncConnectionPool
+    backend: DatabaseBackend
+    hub: Hub
+    metrics: RelayMetrics
+    signer: Signer
+    invite_window: SlidingWindow
+    per_ip: Counter[str] = field(default_factory=Counter)
+    hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
+    sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+
+STATE = web.AppKey("buzz_relay_state", _State)
+
+
+def create_app(config: RelayConfig) -> web.Application:
+    app = web.Application(client_max_size=1024 * 1024)
+    pool = AsyncConnectionPool(
+        config.database_url,
+        min_size=1,
+        max_size=config.pool_size,
+        kwargs={"autocommit": True, "application_name": "buzz-relay"},
+        open=False,
+    )
+    backend = DatabaseBackend(pool, config.key)
+    # The gauge reads the hub when scraped; the hub reports to the counters.
+    metrics = RelayMetrics(lambda: sum(s.subscription_count for s in hub.sessions()))
+    hub = Hub(
+        config.database_url,
+        backend,
+        on_pushed=metrics.events_pushed.inc,
+        on_reconnect=metrics.listener_reconnects.inc,
+    )
+    app[STATE] = _State(
+        config=config,
+        pool=pool,
+        backend=backend,
+        hub=hub,
+        metrics=metrics,
+        signer=Signer(config.key),
+        invite_window=SlidingWindow(config.limits.invites_per_hour, 3600),
+    )
+    app.router.add_get("/", root)
+    app.router.add_route("OPTIONS", "/", preflight)
+    app.router.add_get("/metrics", metrics_page)
+    app.router.add_get("/healthz", healthz)
+    app.on_startup.append(_start)
+    app.on_shutdown.append(_close_websockets)
+    app.on_cleanup.append(_stop)
+    return app
+
+
+async def _start(app: web.Application) -> None:
+    state = app[STATE]
+    await state.pool.open(wait=True, timeout=30)
+    state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
+    state.tasks.append(asyncio.create_task(_watch_listener(state), name="buzz-relay gauge"))
+    if state.config.community is not None:
+        community = await state.backend.community(state.config.community)
+        if community is None:
+            raise SystemExit(f"buzz-relay: no community {state.config.community!r}")
+        log.info("serving community %s (%s) whatever the Host", community.host, community.id)
+
+
+async def _watch_listener(state: _State) -> None:
+    while True:
+        state.metrics.listener_connected.set(1 if state.hub.connected.is_set() else 0)
+        await asyncio.sleep(1)
+
+
+async def _close_websockets(app: web.Application) -> None:
+    for ws in list(app[STATE].sockets):
+        await ws.close(code=1001, message=b"relay shutting down")
+
+
+async def _stop(app: web.Application) -> None:
+    state = app[STATE]
+    for task in state.tasks:
+        task.cancel()
+    for task in state.tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    await state.pool.close()
+
+
+# ------------------------------------------------------------------ the community
+
+
+async def _community(request: web.Request) -> Community | None:
+    state = request.app[STATE]
+    selector = state.config.community
+    key = selector if selector is not None else (request.host or "").lower()
+    cached = state.hosts.get(key)
+    now = time.monotonic()
+    if cached is not None and now - cached[0] < HOST_CACHE_SECONDS:
+        return cached[1]
+    if selector is not None:
+        community = await state.backend.community(selector)
+    else:
+        community = await state.backend.community_by_host(key) if key else None
+    if len(state.hosts) > 10_000:
+        state.hosts.clear()
+    state.hosts[key] = (now, community)
+    return community
+
+
+# ------------------------------------------------------------------ HTTP
+
+
+async def root(request: web.Request) -> web.StreamResponse:
+    community = await _community(request)
+    if community is None:
+        raise web.HTTPNotFound(
+            text=f"no community is served at host {request.host!r}\n", headers=CORS_HEADERS
+        )
+    if request.headers.get("Upgrade", "").lower() == "websocket":
+        return await websocket(request, community)
+    if "application/nostr+json" in request.headers.get("Accept", ""):
+        return web.json_response(
+            information_document(request.app[STATE], community),
+            content_type="application/nostr+json",
+            headers=CORS_HEADERS,
+        )
+    return web.Response(
+        text=f"{community.host}: a Nostr relay for NIP-43 membership. "
+        "Connect with a websocket; NIP-11 with Accept: application/nostr+json.\n",
+        headers=CORS_HEADERS,
+    )
+
+
+def information_document(state: _State, community: Community) -> dict[str, Any]:
+    limits = state.config.limits
+    return {
+        "name": state.config.name,
+        "description": f"NIP-43 membership of {community.host}: its signed member list, "
+        "invites, join and leave requests.",
+        "self": state.config.key.pubkey,
+        "supported_nips": SUPPORTED_NIPS,
+        "software": "buzz-membership",
+        "version": VERSION,
+        "limitation": {
+            "max_message_length": limits.max_message_bytes,
+            "max_subscriptions": limits.max_subscriptions,
+            "max_filters": limits.max_filters,
+            "max_limit": limits.max_limit,
+            "auth_required": False,
+            "restricted_writes": True,
+        },
+    }
+
+
+async def preflight(request: web.Request) -> web.Response:
+    return web.Response(status=204, headers=CORS_HEADERS)
+
+
+async def metrics_page(request: web.Request) -> web.Response:
+    body = request.app[STATE].metrics.exposition()
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def healthz(request: web.Request) -> web.Response:
+    if await request.app[STATE].backend.healthy():
+        return web.Response(text="ok\n")
+    return web.Response(status=503, text="the database does not answer\n")
+
+
+# ------------------------------------------------------------------ the websocket
+
+
+async def websocket(request: web.Request, community: Community) -> web.WebSocketResponse:
+    state = request.app[STATE]
+    limits = state.config.limits
+    ws = web.WebSocketResponse(max_msg_size=HARD_FRAME_LIMIT, heartbeat=60, autoping=True)
+    await ws.prepare(request)
+    address = request.remote or "?"
+    if state.per_ip[address] >= limits.max_connections_per_ip:
+        state.metrics.request("connection", "too_many")
+        await ws.send_str(
+            json.dumps(["NOTICE", "rate-limited: too many connections from your address"])
+        )
+        await ws.close(code=1008, message=b"too many connections")
+        return ws
+    state.per_ip[address] += 1
+    state.sockets.add(ws)
+    state.metrics.connections.inc()
+    session = RelaySession(
+        community,
+        state.backend,
+        state.signer,
+        limits=limits,
+        request_host=request.host,
+        invite_role=state.config.invite_role,
+        invite_window=state.invite_window,
+        observer=state.metrics,
+    )
+    outbox: asyncio.Queue[str] = asyncio.Queue()
+
+    def send(messages: list[str]) -> None:
+        if outbox.qsize() + len(messages) > limits.max_queued_messages:
+            log.info("closing a connection that does not read its messages")
+            writer.cancel()
+            asyncio.ensure_future(ws.close(code=1008, message=b"too slow"))
+            return
+        for message in messages:
+            outbox.put_nowait(message)
+
+    async def write() -> None:
+        with contextlib.suppress(ConnectionError, RuntimeError):  # the client went away
+            while True:
+                await ws.send_str(await outbox.get())
+
+    writer = asyncio.create_task(write())
+    state.hub.register(session, send)
+    try:
+        send(session.greeting())
+        async for msg in ws:
+            if msg.type == WSMsgType.TEXT:
+                send(await session.handle(msg.data))
+            elif msg.type == WSMsgType.BINARY:
+                send(await session.handle(msg.data.decode("utf-8", "replace")))
+            elif msg.type == WSMsgType.ERROR:
+                break
+    finally:
+        state.hub.unregister(session)
+        writer.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await writer
+        state.sockets.discard(ws)
+        state.metrics.connections.dec()
+        state.per_ip[address] -= 1
+        if state.per_ip[address] <= 0:
+            del state.per_ip[address]
+    return ws
+
+
+def run(config: RelayConfig, host: str, port: int) -> None:
+    """Serve until interrupted (SIGINT/SIGTERM close connections and the pool)."""
+    web.run_app(create_app(config), host=host, port=port, print=None, access_log=None)

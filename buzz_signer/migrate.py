@@ -5,6 +5,11 @@ per file in db/functions and are re-applied, all of them, in the same transactio
 migrations (a "repeatable migration"): the file is the single source of truth for a function,
 and no migration copies a body. Versioned migrations therefore never call API functions, and a
 change of a function's signature drops the old one in a versioned migration.
+
+Where the files are: in a checkout (and its editable install) in the repository's db/, with
+alembic.ini next to it; in an installed wheel in the package itself, as buzz_signer/db (the
+same db/ directory, which pyproject.toml maps to the package data buzz_signer.db), with the
+Alembic configuration built here instead of read from alembic.ini.
 """
 
 from __future__ import annotations
@@ -13,8 +18,16 @@ from pathlib import Path
 
 import psycopg
 
-ROOT = Path(__file__).resolve().parent.parent
-FUNCTIONS_DIR = ROOT / "db" / "functions"
+PACKAGE_DIR = Path(__file__).resolve().parent
+ROOT = PACKAGE_DIR.parent  # the repository, when running from a checkout
+_INSTALLED_DB_DIR = PACKAGE_DIR / "db"  # only in an installed wheel (no such directory in git)
+DB_DIR = _INSTALLED_DB_DIR if (_INSTALLED_DB_DIR / "migrations").is_dir() else ROOT / "db"
+# The checkout's alembic.ini (the one `alembic` reads there); None installed.
+ALEMBIC_INI: Path | None = None
+if DB_DIR == ROOT / "db" and (ROOT / "alembic.ini").is_file():
+    ALEMBIC_INI = ROOT / "alembic.ini"
+FUNCTIONS_DIR = DB_DIR / "functions"
+MIGRATIONS_DIR = DB_DIR / "migrations"
 # Helpers first, then the API that calls them; sorted within each schema so runs are repeatable.
 FUNCTION_SCHEMAS = ("buzz_private", "buzz")
 
@@ -46,9 +59,16 @@ def apply_functions(conn: psycopg.Connection) -> None:
 
 
 def alembic_config(database_url: str):
+    """The checkout's alembic.ini; installed (no alembic.ini), the same [alembic] settings."""
     from alembic.config import Config
 
-    cfg = Config(str(ROOT / "alembic.ini"))
+    if ALEMBIC_INI is not None:
+        cfg = Config(str(ALEMBIC_INI))
+    else:
+        cfg = Config()
+        # Config values are interpolated: a '%' in the path must be doubled.
+        cfg.set_main_option("script_location", str(MIGRATIONS_DIR).replace("%", "%%"))
+        cfg.set_main_option("path_separator", "os")
     cfg.attributes["database_url"] = database_url
     return cfg
 

@@ -1,0 +1,503 @@
+"""The protocol module, message by message and outcome by outcome, on a real database.
+
+Each test drives a RelaySession (no websocket) over the DatabaseBackend of the test database
+and checks the exact relay messages, then what the database holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import time
+from typing import Any
+
+import pytest
+
+pytest.register_assert_rewrite("fixtures_membership")
+from fixtures_membership import members_of, new_host, new_pubkey, verify_both
+from relay_client import auth_event, backend_on, session, signed
+from relay_fixtures import Person
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+from buzz_signer.relay.filters import WireEvent
+from buzz_signer.relay.limits import Limits
+
+pytest_plugins = ("fixtures_membership",)
+
+HOST = "relay.test"
+
+
+class World:
+    """A community with an owner, an admin and a member whose keys the test holds."""
+
+    def __init__(self, mem: Membership) -> None:
+        self.mem = mem
+        self.owner, self.admin, self.member = Person.new(), Person.new(), Person.new()
+        self.host = new_host()
+        self.cid = mem.create_community(self.host, self.owner.pubkey).details["community_id"]
+        mem.add_relay_member(self.cid, self.admin.pubkey, "admin")
+        mem.add_relay_member(self.cid, self.member.pubkey)
+
+
+@pytest.fixture
+def world(mem: Membership) -> World:
+    return World(mem)
+
+
+def run(db_url: str, key: RelayKey, world: World, scenario: Any, **kw: Any) -> Any:
+    """Run `scenario(client)` on a session of `world`'s community."""
+
+    async def main() -> Any:
+        async with backend_on(db_url, key) as backend:
+            client = session(backend, key, world.cid, world.host, **kw)
+            return await scenario(client)
+
+    return asyncio.run(main())
+
+
+def ok(answer: list[list[Any]]) -> tuple[bool, str]:
+    [[verb, _id, accepted, reason]] = answer
+    assert verb == "OK"
+    return accepted, reason
+
+
+def test_greeting_is_a_challenge(db_url, key, world):
+    async def scenario(c):
+        [[verb, challenge]] = [json.loads(m) for m in c.session.greeting()]
+        assert verb == "AUTH" and len(challenge) == 32
+        return challenge
+
+    assert run(db_url, key, world, scenario) != run(db_url, key, world, scenario)
+
+
+def test_req_answers_the_live_list_then_eose(db_url, key, world, reader):
+    async def scenario(c):
+        return await c.send("REQ", "s", {"kinds": [13534]})
+
+    [[verb, sub, event], eose] = run(db_url, key, world, scenario)
+    assert (verb, sub, eose) == ("EVENT", "s", ["EOSE", "s"])
+    assert event == reader.member_list(world.cid)
+    verify_both(event)
+
+
+def test_req_filters_select_membership_events(db_url, key, world, reader):
+    joiner = new_pubkey()
+    world.mem.add_relay_member(world.cid, joiner)
+    world.mem.remove_relay_member(world.cid, joiner)
+    events = reader.membership_events(world.cid)
+    adds = [e for e in events if e["kind"] == 8000]
+    last = events[-1]
+
+    async def scenario(c):
+        return {
+            "all": await c.send("REQ", "a", {"kinds": [8000, 8001]}),
+            "p": await c.send("REQ", "p", {"kinds": [8000, 8001], "#p": [joiner]}),
+            "limit": await c.send("REQ", "l", {"kinds": [8000, 8001], "limit": 1}),
+            "ids": await c.send("REQ", "i", {"ids": [last["id"]]}),
+            "since": await c.send("REQ", "t", {"kinds": [8000], "since": last["created_at"]}),
+            "until": await c.send("REQ", "u", {"kinds": [8000], "until": adds[0]["created_at"]}),
+            "stranger": await c.send("REQ", "x", {"authors": [new_pubkey()]}),
+            "relay": await c.send("REQ", "r", {"authors": [key.pubkey], "kinds": [8001]}),
+        }
+
+    got = run(db_url, key, world, scenario)
+
+    def events_of(answer):
+        assert answer[-1][0] == "EOSE"
+        return [m[2] for m in answer[:-1]]
+
+    newest_first = sorted(events, key=lambda e: e["created_at"], reverse=True)
+    assert events_of(got["all"]) == newest_first
+    assert [e["tags"][1][1] for e in events_of(got["p"])] == [joiner, joiner]
+    assert events_of(got["limit"]) == newest_first[:1]
+    assert events_of(got["ids"]) == [last]
+    assert events_of(got["since"]) == []  # the last event is an 8001
+    assert events_of(got["until"]) == [adds[0]]
+    assert events_of(got["stranger"]) == []
+    assert [e["kind"] for e in events_of(got["relay"])] == [8001]
+
+
+@pytest.mark.parametrize(
+    ("message", "prefix"),
+    [
+        (["REQ", "s", {"kinds": [1]}], "unsupported:"),
+        (["REQ", "s", {"kinds": [13534, 30023]}], "unsupported:"),
+        (["REQ", "s", {"search": "x"}], "unsupported:"),
+        (["REQ", "s", {"kinds": "13534"}], "invalid:"),
+        (["REQ", "s", {"kinds": [True]}], "invalid:"),
+        (["REQ", "s", {"ids": ["ABC"]}], "invalid:"),
+        (["REQ", "s", {"since": -1}], "invalid:"),
+        (["REQ", "s", {"limit": 1.5}], "invalid:"),
+        (["REQ", "s", "not a filter"], "invalid:"),
+        (["REQ", "s", *[{}] * 11], "invalid:"),
+    ],
+)
+def test_req_refusals_are_closed_with_their_prefix(db_url, key, world, message, prefix):
+    async def scenario(c):
+        return await c.send(*message)
+
+    [[verb, sub, reason]] = run(db_url, key, world, scenario)
+    assert (verb, sub) == ("CLOSED", "s")
+    assert reason.startswith(prefix), reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "not json",
+        "{}",
+        "[]",
+        "[1, 2]",
+        '["NOPE"]',
+        '["REQ"]',
+        '["REQ", 5, {}]',
+        '["REQ", "' + "x" * 65 + '", {}]',
+        '["EVENT"]',
+        '["EVENT", "x"]',
+        '["AUTH", 3]',
+        '["CLOSE"]',
+        "[" * 100_000,
+    ],
+)
+def test_what_is_not_a_client_message_gets_a_notice(db_url, key, world, text):
+    async def scenario(c):
+        answer = await c.raw(text)
+        # The connection stays usable.
+        return answer, await c.send("REQ", "after", {"kinds": [13534]})
+
+    answer, after = run(db_url, key, world, scenario, limits=Limits(max_message_bytes=200_000))
+    [[verb, reason]] = answer
+    assert verb == "NOTICE" and reason.startswith("invalid:")
+    assert after[-1] == ["EOSE", "after"]
+
+
+def test_a_message_over_the_size_limit_gets_a_notice(db_url, key, world):
+    async def scenario(c):
+        return await c.raw(json.dumps(["REQ", "s", {"#p": ["x" * 2000]}]))
+
+    [[verb, reason]] = run(db_url, key, world, scenario, limits=Limits(max_message_bytes=1000))
+    assert verb == "NOTICE" and "too large" in reason
+
+
+def test_subscriptions_are_bounded_replaced_and_closed(db_url, key, world):
+    async def scenario(c):
+        for i in range(3):
+            assert (await c.send("REQ", f"s{i}", {"kinds": [8000]}))[-1][0] == "EOSE"
+        over = await c.send("REQ", "s3", {"kinds": [8000]})
+        replaced = await c.send("REQ", "s0", {"kinds": [13534]})
+        count = c.session.subscription_count
+        await c.send("CLOSE", "s1")
+        after_close = await c.send("REQ", "s4", {"kinds": [8000]})
+        return over, replaced, count, after_close
+
+    over, replaced, count, after_close = run(
+        db_url, key, world, scenario, limits=Limits(max_subscriptions=3)
+    )
+    assert over[0][:2] == ["CLOSED", "s3"] and over[0][2].startswith("rate-limited:")
+    assert replaced[-1] == ["EOSE", "s0"] and count == 3
+    assert after_close[-1] == ["EOSE", "s4"]
+
+
+# ------------------------------------------------------------------ AUTH
+
+
+def test_auth_accepts_this_connections_challenge_for_this_relay(db_url, key, world):
+    async def scenario(c):
+        answer = await c.send("AUTH", auth_event(world.member.secret, c.session.challenge, "wss://" + world.host))
+        return answer, c.session.pubkey
+
+    answer, pubkey = run(db_url, key, world, scenario)
+    assert ok(answer) == (True, "")
+    assert pubkey == world.member.pubkey
+
+
+@pytest.mark.parametrize(
+    "case", ["other_challenge", "other_relay", "stale", "future", "wrong_kind", "bad_sig", "no_tags"]
+)
+def test_auth_refusals(db_url, key, world, case):
+    async def scenario(c):
+        secret, challenge = world.member.secret, c.session.challenge
+        url = f"wss://{world.host}"
+        ev = {
+            "other_challenge": lambda: auth_event(secret, "0" * 32, url),
+            "other_relay": lambda: auth_event(secret, challenge, "wss://elsewhere.example.org"),
+            "stale": lambda: auth_event(secret, challenge, url, created_at=int(time.time()) - 601),
+            "future": lambda: auth_event(secret, challenge, url, created_at=int(time.time()) + 601),
+            "wrong_kind": lambda: signed(secret, 1, [["relay", url], ["challenge", challenge]]),
+            "bad_sig": lambda: {**auth_event(secret, challenge, url), "sig": "0" * 128},
+            "no_tags": lambda: signed(secret, 22242),
+        }[case]()
+        return await c.send("AUTH", ev), c.session.pubkey
+
+    answer, pubkey = run(db_url, key, world, scenario)
+    accepted, reason = ok(answer)
+    assert not accepted and reason.startswith("invalid:"), reason
+    assert pubkey is None
+
+
+def test_auth_attempts_are_rate_limited(db_url, key, world):
+    async def scenario(c):
+        answers = [await c.send("AUTH", auth_event(world.member.secret, "0" * 32, "x")) for _ in range(4)]
+        return [ok(a)[1].split(":")[0] for a in answers]
+
+    reasons = run(db_url, key, world, scenario, limits=Limits(auth_per_minute=3))
+    assert reasons == ["invalid", "invalid", "invalid", "rate-limited"]
+
+
+# ------------------------------------------------------------------ invites (28935)
+
+
+def _invite(answer: list[list[Any]]) -> dict[str, Any]:
+    [[verb, sub, event], eose] = answer
+    assert (verb, eose) == ("EVENT", ["EOSE", sub])
+    return event
+
+
+def test_an_admin_gets_a_signed_one_use_invite(db_url, key, world, su):
+    async def scenario(c):
+        assert ok(await c.auth(world.admin.secret, f"ws://{world.host}"))[0]
+        return await c.send("REQ", "inv", {"kinds": [28935]})
+
+    event = _invite(run(db_url, key, world, scenario))
+    verify_both(event)
+    assert event["pubkey"] == key.pubkey and event["kind"] == 28935 and event["content"] == ""
+    [dash, claim, p, expiration] = event["tags"]
+    assert dash == ["-"] and claim[0] == "claim" and p == ["p", world.admin.pubkey]
+    assert expiration[0] == "expiration"
+    assert abs(int(expiration[1]) - (time.time() + 72 * 3600)) < 60
+    row = su.execute(
+        "SELECT created_by, max_uses, use_count FROM buzz_private.relay_invites"
+        " WHERE community_id = %s",
+        (world.cid,),
+    ).fetchall()
+    assert row == [(world.admin.pubkey, 1, 0)]
+
+
+@pytest.mark.parametrize(
+    ("who", "role_flag", "prefix"),
+    [
+        (None, "admin", "auth-required:"),
+        ("member", "admin", "restricted:"),
+        ("stranger", "member", "restricted:"),
+        ("admin", "owner", "restricted:"),
+    ],
+)
+def test_invite_refusals(db_url, key, world, su, who, role_flag, prefix):
+    async def scenario(c):
+        if who is not None:
+            person = getattr(world, who, None) or Person.new()
+            await c.auth(person.secret, f"ws://{world.host}")
+        return await c.send("REQ", "inv", {"kinds": [28935]})
+
+    [[verb, sub, reason]] = run(db_url, key, world, scenario, invite_role=role_flag)
+    assert (verb, sub) == ("CLOSED", "inv") and reason.startswith(prefix), reason
+    count = su.execute("SELECT count(*) FROM buzz_private.relay_invites").fetchone()[0]
+    assert count == 0
+
+
+def test_invite_role_member_lets_members_mint(db_url, key, world):
+    async def scenario(c):
+        await c.auth(world.member.secret, f"ws://{world.host}")
+        return await c.send("REQ", "inv", {"kinds": [28935]})
+
+    assert _invite(run(db_url, key, world, scenario, invite_role="member"))["kind"] == 28935
+
+
+def test_invites_are_rate_limited_per_pubkey(db_url, key, world, su):
+    async def scenario(c):
+        await c.auth(world.admin.secret, f"ws://{world.host}")
+        return [(await c.send("REQ", f"i{i}", {"kinds": [28935]}))[0][0] for i in range(4)]
+
+    verbs = run(db_url, key, world, scenario, limits=Limits(invites_per_hour=3))
+    assert verbs == ["EVENT", "EVENT", "EVENT", "CLOSED"]
+    assert su.execute("SELECT count(*) FROM buzz_private.relay_invites").fetchone()[0] == 3
+
+
+# ------------------------------------------------------------------ join (28934) and leave (28936)
+
+
+def _code(mem: Membership, world: World, **kw: Any) -> str:
+    return mem.create_relay_invite(world.cid, world.admin.pubkey, **kw).code
+
+
+def test_join_outcomes(db_url, key, world, su, reader):
+    joiner, again, late = Person.new(), Person.new(), Person.new()
+    one_use = _code(world.mem, world)
+    expiring = _code(world.mem, world, ttl=dt.timedelta(minutes=5))
+    su.execute("UPDATE buzz_private.relay_invites SET expires_at = now() - interval '1 second'"
+               " WHERE expires_at < now() + interval '10 minutes'")
+
+    async def scenario(c):
+        return [
+            ok(await c.send("EVENT", signed(joiner.secret, 28934, [["claim", one_use]]))),
+            ok(await c.send("EVENT", signed(joiner.secret, 28934, [["claim", one_use]]))),
+            ok(await c.send("EVENT", signed(again.secret, 28934, [["claim", one_use]]))),
+            ok(await c.send("EVENT", signed(late.secret, 28934, [["claim", expiring]]))),
+            ok(await c.send("EVENT", signed(late.secret, 28934, [["claim", "ab" * 16]]))),
+        ]
+
+    assert run(db_url, key, world, scenario) == [
+        (True, f"info: welcome to {world.host}!"),
+        (True, "duplicate: you are already a member of this relay."),
+        (False, "restricted: that invite code has been used up."),
+        (False, "restricted: that invite code is expired."),
+        (False, "restricted: that invite code is invalid."),
+    ]
+    members = members_of(reader, world.cid)
+    assert members[joiner.pubkey] == "member"
+    assert again.pubkey not in members and late.pubkey not in members
+    assert reader.member_list_drift(world.cid) == []
+
+
+@pytest.mark.parametrize("case", ["no_claim", "stale", "protected_without_auth", "bad_sig"])
+def test_join_refusals_change_nothing(db_url, key, world, reader, case):
+    joiner = Person.new()
+    code = _code(world.mem, world)
+    before = members_of(reader, world.cid)
+
+    async def scenario(c):
+        ev = {
+            "no_claim": lambda: signed(joiner.secret, 28934, [["code", code]]),
+            "stale": lambda: signed(joiner.secret, 28934, [["claim", code]], created_at=1),
+            "protected_without_auth": lambda: signed(joiner.secret, 28934, [["-"], ["claim", code]]),
+            "bad_sig": lambda: {**signed(joiner.secret, 28934, [["claim", code]]), "content": "x"},
+        }[case]()
+        return ok(await c.send("EVENT", ev))
+
+    accepted, reason = run(db_url, key, world, scenario)
+    prefix = "auth-required:" if case == "protected_without_auth" else "invalid:"
+    assert not accepted and reason.startswith(prefix), reason
+    assert members_of(reader, world.cid) == before
+
+
+def test_a_protected_join_from_its_authed_author_is_accepted(db_url, key, world, reader):
+    joiner = Person.new()
+    code = _code(world.mem, world)
+
+    async def scenario(c):
+        await c.auth(joiner.secret, f"ws://{world.host}")
+        return ok(await c.send("EVENT", signed(joiner.secret, 28934, [["-"], ["claim", code]])))
+
+    assert run(db_url, key, world, scenario)[0] is True
+    assert joiner.pubkey in members_of(reader, world.cid)
+
+
+def test_leave_outcomes(db_url, key, world, reader):
+    stranger = Person.new()
+
+    async def leave(c, person):
+        await c.auth(person.secret, f"ws://{world.host}")
+        return ok(await c.send("EVENT", signed(person.secret, 28936, [["-"]])))
+
+    async def scenario(c):
+        return [await leave(c, world.member), await leave(c, stranger), await leave(c, world.owner)]
+
+    assert run(db_url, key, world, scenario) == [
+        (True, ""),
+        (False, "restricted: you are not a member of this relay."),
+        (False, "restricted: the owner cannot leave; transfer ownership first."),
+    ]
+    members = members_of(reader, world.cid)
+    assert world.member.pubkey not in members and world.owner.pubkey in members
+
+
+@pytest.mark.parametrize("case", ["no_dash", "not_authed", "authed_as_other", "stale"])
+def test_leave_refusals_change_nothing(db_url, key, world, reader, case):
+    before = members_of(reader, world.cid)
+    member = world.member
+
+    async def scenario(c):
+        if case == "authed_as_other":
+            await c.auth(world.admin.secret, f"ws://{world.host}")
+        elif case != "not_authed":
+            await c.auth(member.secret, f"ws://{world.host}")
+        tags = [] if case == "no_dash" else [["-"]]
+        created_at = 1 if case == "stale" else None
+        return ok(await c.send("EVENT", signed(member.secret, 28936, tags, created_at=created_at)))
+
+    accepted, reason = run(db_url, key, world, scenario)
+    prefix = "invalid:" if case in ("no_dash", "stale") else "auth-required:"
+    assert not accepted and reason.startswith(prefix), reason
+    assert members_of(reader, world.cid) == before
+
+
+@pytest.mark.parametrize("kind", [13534, 8000, 8001, 33534, 28935, 5])
+def test_relay_kinds_from_clients_are_blocked(db_url, key, world, kind):
+    async def scenario(c):
+        return ok(await c.send("EVENT", signed(world.owner.secret, kind, [["-"]])))
+
+    assert run(db_url, key, world, scenario) == (False, f"blocked: only the relay publishes kind {kind}")
+
+
+def test_other_kinds_are_blocked(db_url, key, world):
+    async def scenario(c):
+        return ok(await c.send("EVENT", signed(world.owner.secret, 1, [], "hello")))
+
+    accepted, reason = run(db_url, key, world, scenario)
+    assert not accepted and reason.startswith("blocked:")
+
+
+def test_joins_on_an_archived_community_are_restricted(db_url, key, world, reader):
+    code = _code(world.mem, world)
+    world.mem.archive_community(world.cid)
+
+    async def scenario(c):
+        return ok(await c.send("EVENT", signed(Person.new().secret, 28934, [["claim", code]])))
+
+    assert run(db_url, key, world, scenario) == (False, "restricted: this community is archived")
+
+
+# ------------------------------------------------------------------ live events
+
+
+def _wire(ev: dict[str, Any]) -> WireEvent:
+    tags = {"p": (ev["tags"][1][1],)} if ev["kind"] in (8000, 8001) else {}
+    return WireEvent(ev["id"], ev["pubkey"], ev["kind"], ev["created_at"], json.dumps(ev), tags)
+
+
+def test_deliver_sends_each_event_once_to_the_subscriptions_it_matches(db_url, key, world):
+    joiner = new_pubkey()
+
+    async def scenario(c):
+        await c.send("REQ", "lists", {"kinds": [13534]})
+        await c.send("REQ", "adds", {"kinds": [8000], "#p": [joiner]})
+        await c.send("REQ", "others", {"kinds": [8000], "#p": [new_pubkey()]})
+        await c.send("REQ", "removals", {"kinds": [8001]})
+        write = world.mem.add_relay_member(world.cid, joiner)  # commits after the REQs
+        events = [_wire(ev) for ev in write.events]
+        first = [json.loads(m) for m in c.session.deliver(events)]
+        return write, first, c.session.deliver(events)
+
+    write, first, again = run(db_url, key, world, scenario)
+    listed, added = write.events
+    assert first == [["EVENT", "lists", listed], ["EVENT", "adds", added]]
+    assert again == []
+
+
+def test_events_committed_during_the_stored_read_follow_eose(db_url, key, world):
+    async def scenario(c):
+        backend = c.session._backend
+        real = backend.live_list
+        committed = []
+
+        async def live_list_then_a_commit(cid):
+            answer = await real(cid)
+            # A write commits after the stored list was read, before the 8000s are, and its
+            # announcement reaches the session before the stored answer is complete.
+            write = world.mem.add_relay_member(world.cid, new_pubkey())
+            committed.append(write)
+            assert c.session.deliver([_wire(ev) for ev in write.events]) == []
+            return answer
+
+        backend.live_list = live_list_then_a_commit
+        return await c.send("REQ", "s", {"kinds": [13534, 8000]}), committed[0]
+
+    answer, write = run(db_url, key, world, scenario)
+    new_list, new_add = write.events
+    eose = answer.index(["EOSE", "s"])
+    stored, live = answer[:eose], answer[eose + 1 :]
+    assert stored[0][2]["id"] != new_list["id"]  # the list read before the commit
+    assert ["EVENT", "s", new_add] in stored  # read by the events query after the commit
+    assert live == [["EVENT", "s", new_list]]  # sent once, after EOSE; the 8000 not again

@@ -94,6 +94,7 @@ def create_app(config: RelayConfig) -> web.Application:
         on_pushed=metrics.events_pushed.inc,
         on_reconnect=metrics.listener_reconnects.inc,
     )
+    metrics.listener_connected.set_function(lambda: float(hub.connected.is_set()))
     app[STATE] = _State(
         config=config,
         pool=pool,
@@ -117,18 +118,11 @@ async def _start(app: web.Application) -> None:
     state = app[STATE]
     await state.pool.open(wait=True, timeout=30)
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
-    state.tasks.append(asyncio.create_task(_watch_listener(state), name="buzz-relay gauge"))
     if state.config.community is not None:
         community = await state.backend.community(state.config.community)
         if community is None:
             raise SystemExit(f"buzz-relay: no community {state.config.community!r}")
         log.info("serving community %s (%s) whatever the Host", community.host, community.id)
-
-
-async def _watch_listener(state: _State) -> None:
-    while True:
-        state.metrics.listener_connected.set(1 if state.hub.connected.is_set() else 0)
-        await asyncio.sleep(1)
 
 
 async def _close_websockets(app: web.Application) -> None:

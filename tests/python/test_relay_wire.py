@@ -1,0 +1,388 @@
+"""buzz-relay as a process, over real websockets: routing by Host, NIP-11, /metrics, limits,
+hostile input, races, a client dying mid-join, kill -9 of the relay, and live push that
+survives the loss of its LISTEN connection.
+
+The websocket client here is aiohttp's; interoperability with client libraries we did not
+write is in test_relay_nostr_tools.py and test_relay_nostr_sdk.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any
+
+import aiohttp
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict
+
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+from fixtures_membership import members_of, new_host, new_pubkey, verify_both
+from relay_client import auth_event, signed
+from relay_fixtures import Person, Relay, RelayProcess
+
+from buzz_signer.membership import Membership
+
+pytest_plugins = ("fixtures_membership", "relay_fixtures")
+
+
+class Socket:
+    """One client connection: send messages, read answers (parsed), with time-outs."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+
+    async def send(self, *message: Any) -> None:
+        await self.ws.send_str(json.dumps(list(message)))
+
+    async def recv(self, timeout: float = 10) -> list[Any]:
+        msg = await self.ws.receive(timeout=timeout)
+        if msg.type != aiohttp.WSMsgType.TEXT:
+            raise ConnectionError(f"websocket {msg.type.name}: {msg.data!r}")
+        return json.loads(msg.data)
+
+    async def until(self, verb: str, timeout: float = 10) -> list[list[Any]]:
+        """Every message up to and including the first with `verb`."""
+        seen = []
+        while True:
+            seen.append(await self.recv(timeout))
+            if seen[-1][0] == verb:
+                return seen
+
+
+async def connect(
+    session: aiohttp.ClientSession, url: str, host: str | None = None
+) -> tuple[Socket, str]:
+    """A connection and its AUTH challenge."""
+    headers = {"Host": host} if host else None
+    ws = await session.ws_connect(url, headers=headers, max_msg_size=0)
+    sock = Socket(ws)
+    verb, challenge = await sock.recv()
+    assert verb == "AUTH"
+    return sock, challenge
+
+
+def live_id(mem: Membership, cid: Any) -> str:
+    return mem.member_list(cid)["id"]
+
+
+# ------------------------------------------------------------------ HTTP
+
+
+def test_hosts_choose_the_community_and_unknown_hosts_are_404(start_relay, mem: Membership):
+    owner = new_pubkey()
+    hosts = [new_host(), new_host()]
+    cids = [mem.create_community(h, owner).details["community_id"] for h in hosts]
+    relay = start_relay()
+
+    async def main() -> list[Any]:
+        async with aiohttp.ClientSession() as http:
+            lists = []
+            for host in hosts:
+                sock, _ = await connect(http, relay.url, host.upper())
+                await sock.send("REQ", "l", {"kinds": [13534]})
+                lists.append((await sock.until("EOSE"))[0][2])
+            with pytest.raises(aiohttp.WSServerHandshakeError) as unknown:
+                await connect(http, relay.url, "nowhere.example.org")
+            return [lists, unknown.value.status]
+
+    lists, status = asyncio.run(main())
+    assert [ev["id"] for ev in lists] == [live_id(mem, c) for c in cids]
+    assert status == 404
+    assert relay.get("/", {"Host": "nowhere.example.org"})[0] == 404
+
+
+def test_nip11_document_with_cors(relay: Relay):
+    status, body, headers = relay.process.get("/", {"Accept": "application/nostr+json"})
+    assert status == 200
+    assert headers["Content-Type"].startswith("application/nostr+json")
+    assert headers["Access-Control-Allow-Origin"] == "*"
+    doc = json.loads(body)
+    assert doc["self"] == relay.key.pubkey
+    assert {1, 11, 42, 43, 70} <= set(doc["supported_nips"])
+    assert doc["limitation"]["auth_required"] is False
+
+
+def test_metrics_and_healthz(relay: Relay):
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            await sock.send("REQ", "l", {"kinds": [13534]})
+            await sock.until("EOSE")
+            relay.mem.add_relay_member(relay.community_id, new_pubkey())
+            assert (await sock.recv())[0] == "EVENT"
+            status, text, _ = relay.process.get("/metrics")
+            assert status == 200
+            assert "buzz_relay_connections 1.0" in text
+            assert "buzz_relay_subscriptions 1.0" in text
+            assert 'buzz_relay_requests_total{kind="req",outcome="ok"} 1.0' in text
+            assert "buzz_relay_events_pushed_total 1.0" in text
+            assert "buzz_relay_listener_connected 1.0" in text
+
+    asyncio.run(main())
+    assert relay.process.get("/healthz")[:2] == (200, "ok\n")
+
+
+def test_healthz_is_503_when_the_database_is_gone(relay: Relay, admin_url: str):
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        dbname = conninfo_to_dict(relay.db_url)["dbname"]
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s"
+            " AND application_name LIKE 'buzz-relay%%'",
+            (dbname,),
+        )
+        admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS false')
+        try:
+            assert relay.process.get("/healthz")[0] == 503
+        finally:
+            admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS true')
+    deadline = time.monotonic() + 10
+    while relay.process.get("/healthz")[0] != 200:
+        assert time.monotonic() < deadline, "healthz did not recover"
+        time.sleep(0.1)
+
+
+# ------------------------------------------------------------------ hostile input
+
+
+def test_hostile_messages_get_answers_and_the_connection_stays(relay: Relay):
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, challenge = await connect(http, relay.url)
+            await sock.ws.send_str("x" * (10 * 1024 * 1024))
+            verb, reason = await sock.recv()
+            assert verb == "NOTICE" and "too large" in reason
+            for text in ["{", "null", '["EVENT", {"id": 1}]', '["REQ", {}]', '"REQ"']:
+                await sock.ws.send_str(text)
+                assert (await sock.recv())[0] == "NOTICE", text
+            await sock.ws.send_bytes(b'["REQ","b",{"kinds":[13534]}]')
+            assert (await sock.until("EOSE"))[-1] == ["EOSE", "b"]
+            # 1,000 subscriptions: the first 50 are served, the rest refused.
+            for i in range(1000):
+                await sock.send("REQ", f"s{i}", {"kinds": [8001]})
+            answers = [await sock.recv() for _ in range(1000)]
+            eoses = [a for a in answers if a[0] == "EOSE"]
+            closed = [a for a in answers if a[0] == "CLOSED"]
+            assert len(eoses) == 50 - 1  # "b" is open too
+            assert len(closed) == 951 and all(a[2].startswith("rate-limited:") for a in closed)
+            # Forged relay kinds, a stale join, and the connection still answers.
+            for kind in (13534, 8000, 8001):
+                await sock.send("EVENT", signed(relay.owner.secret, kind, [["-"]]))
+                _, _, accepted, reason = await sock.recv()
+                assert not accepted and reason.startswith("blocked:")
+            await sock.send("EVENT", signed(relay.owner.secret, 28934, [["claim", "00"]], created_at=5))
+            assert (await sock.recv())[3].startswith("invalid:")
+            await sock.send("AUTH", auth_event(relay.owner.secret, challenge, relay.url))
+            assert (await sock.recv())[2] is True
+
+    asyncio.run(main())
+    assert relay.process.proc.poll() is None
+
+
+def test_auth_from_another_connection_or_for_another_relay_is_refused(relay: Relay):
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            first, first_challenge = await connect(http, relay.url)
+            second, _ = await connect(http, relay.url)
+            replayed = auth_event(relay.admin.secret, first_challenge, relay.url)
+            await second.send("AUTH", replayed)
+            assert (await second.recv())[2:] == [
+                False,
+                "invalid: the challenge tag is not this connection's",
+            ]
+            await first.send("AUTH", auth_event(relay.admin.secret, first_challenge, "wss://evil.example.org"))
+            assert (await first.recv())[2:] == [False, "invalid: the relay tag does not name this relay"]
+            # The replayed event is valid where it belongs.
+            await first.send("AUTH", replayed)
+            assert (await first.recv())[2] is True
+            # ...but the second connection is still anonymous: no invite for it.
+            await second.send("REQ", "inv", {"kinds": [28935]})
+            assert (await second.recv())[2].startswith("auth-required:")
+
+    asyncio.run(main())
+
+
+def test_connections_per_address_are_bounded(start_relay, mem: Membership):
+    cid = mem.create_community(new_host(), new_pubkey()).details["community_id"]
+    relay = start_relay("--community", str(cid), "--max-connections-per-ip", "3")
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            kept = [await connect(http, relay.url) for _ in range(3)]
+            ws = await http.ws_connect(relay.url)
+            msg = await ws.receive(timeout=5)
+            assert json.loads(msg.data)[1].startswith("rate-limited:")
+            assert (await ws.receive(timeout=5)).type in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSED,
+            )
+            await kept[0][0].ws.close()
+            await asyncio.sleep(0.2)
+            await connect(http, relay.url)  # a place was freed
+
+    asyncio.run(main())
+
+
+# ------------------------------------------------------------------ races and faults
+
+
+def test_twenty_clients_race_a_five_use_invite(relay: Relay, reader: Membership):
+    code = relay.mem.create_relay_invite(relay.community_id, relay.admin.pubkey, max_uses=5).code
+    people = [Person.new() for _ in range(20)]
+
+    async def join(http: aiohttp.ClientSession, person: Person) -> tuple[bool, str]:
+        sock, _ = await connect(http, relay.url)
+        await sock.send("EVENT", signed(person.secret, 28934, [["claim", code]]))
+        _, _, accepted, reason = await sock.recv(30)
+        return accepted, reason
+
+    async def main() -> list[tuple[bool, str]]:
+        async with aiohttp.ClientSession() as http:
+            return await asyncio.gather(*(join(http, p) for p in people))
+
+    answers = asyncio.run(main())
+    joined = {p.pubkey for p, (ok, _) in zip(people, answers, strict=True) if ok}
+    assert [r for ok, r in answers if ok] == [f"info: welcome to {relay.host}!"] * 5
+    assert [r for ok, r in answers if not ok] == ["restricted: that invite code has been used up."] * 15
+    members = members_of(reader, relay.community_id)
+    assert {p.pubkey for p in people} & set(members) == joined
+    listed = {t[1] for t in reader.member_list(relay.community_id)["tags"][1:]}
+    assert listed == set(members)
+    assert reader.member_list_drift(relay.community_id) == []
+
+
+def test_a_client_that_drops_mid_join_leaves_no_half_state(relay: Relay, reader: Membership, su):
+    people = [Person.new() for _ in range(10)]
+    code = relay.mem.create_relay_invite(relay.community_id, relay.admin.pubkey, max_uses=None).code
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            for person in people:
+                sock, _ = await connect(http, relay.url)
+                await sock.send("EVENT", signed(person.secret, 28934, [["claim", code]]))
+                await sock.ws.close()  # gone before any answer
+
+    asyncio.run(main())
+    time.sleep(1)
+    members = members_of(reader, relay.community_id)
+    joined = [p for p in people if p.pubkey in members]
+    (use_count,) = su.execute(
+        "SELECT use_count FROM buzz_private.relay_invites WHERE community_id = %s",
+        (relay.community_id,),
+    ).fetchone()
+    # Each join committed whole (member, use, list) or not at all.
+    assert use_count == len(joined)
+    listed = {t[1] for t in reader.member_list(relay.community_id)["tags"][1:]}
+    assert listed == set(members)
+    assert reader.member_list_drift(relay.community_id) == []
+
+
+def test_kill_9_during_a_burst_of_joins_loses_no_acknowledged_join(
+    start_relay, mem: Membership, reader: Membership
+):
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    code = mem.create_relay_invite(cid, owner.pubkey, max_uses=None).code
+    relay: RelayProcess = start_relay("--community", str(cid))
+    acknowledged: list[str] = []
+    sent: list[str] = []
+
+    async def joiner(http: aiohttp.ClientSession, stop: asyncio.Event) -> None:
+        try:
+            sock, _ = await connect(http, relay.url)
+            while not stop.is_set():
+                person = Person.new()
+                sent.append(person.pubkey)
+                await sock.send("EVENT", signed(person.secret, 28934, [["claim", code]]))
+                _, _, accepted, _ = await sock.recv(10)
+                if accepted:
+                    acknowledged.append(person.pubkey)
+        except (TimeoutError, ConnectionError, aiohttp.ClientError, TypeError):
+            return  # the relay died under us
+
+    async def main() -> None:
+        stop = asyncio.Event()
+        async with aiohttp.ClientSession() as http:
+            tasks = [asyncio.create_task(joiner(http, stop)) for _ in range(8)]
+            while len(acknowledged) < 40:
+                await asyncio.sleep(0.01)
+            relay.kill()
+            stop.set()
+            await asyncio.gather(*tasks)
+
+    asyncio.run(main())
+    members = members_of(reader, cid)
+    assert set(acknowledged) <= set(members), "an acknowledged join was lost"
+    # Joins the relay committed but could not acknowledge are whole members too.
+    assert set(members) - {owner.pubkey} <= set(sent)
+    listed = {t[1] for t in reader.member_list(cid)["tags"][1:]}
+    assert listed == set(members)
+    assert reader.member_list_drift(cid) == []
+    verify_both(reader.member_list(cid))
+
+
+def test_live_push_survives_the_loss_of_the_listening_connection(
+    relay: Relay, reader: Membership, admin_url: str
+):
+    """The listening backend is terminated twice during 40 writes; every subscriber ends with
+    the live list and has seen every list it was sent in increasing created_at order."""
+    writes_done = threading.Event()
+    terminated: list[int] = []
+
+    def listener_pid(admin: psycopg.Connection) -> int | None:
+        row = admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'buzz-relay listen'"
+            " AND datname = current_database()"
+        ).fetchone()
+        return row[0] if row else None
+
+    def writer() -> None:
+        with psycopg.connect(relay.db_url, autocommit=True) as admin:
+            for i in range(40):
+                relay.mem.add_relay_member(relay.community_id, new_pubkey())
+                if i in (10, 25):
+                    pid = listener_pid(admin)
+                    if pid is not None:
+                        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                        terminated.append(pid)
+                time.sleep(0.02)
+        writes_done.set()
+
+    async def subscriber(http: aiohttp.ClientSession) -> list[dict[str, Any]]:
+        sock, _ = await connect(http, relay.url)
+        await sock.send("REQ", "l", {"kinds": [13534]})
+        lists = [m[2] for m in await sock.until("EOSE") if m[0] == "EVENT"]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if writes_done.is_set() and lists and lists[-1]["id"] == live_id(reader, relay.community_id):
+                return lists
+            try:
+                msg = await sock.recv(0.5)
+            except TimeoutError:
+                continue
+            if msg[0] == "EVENT":
+                lists.append(msg[2])
+        return lists
+
+    async def main() -> list[list[dict[str, Any]]]:
+        async with aiohttp.ClientSession() as http:
+            subs = [asyncio.create_task(subscriber(http)) for _ in range(5)]
+            await asyncio.sleep(0.5)
+            thread = threading.Thread(target=writer)
+            thread.start()
+            try:
+                return await asyncio.gather(*subs)
+            finally:
+                await asyncio.to_thread(thread.join)
+
+    results = asyncio.run(main())
+    assert len(terminated) == 2
+    final = reader.member_list(relay.community_id)
+    for lists in results:
+        assert lists[-1] == final
+        created = [ev["created_at"] for ev in lists]
+        assert created == sorted(set(created)), "a list was sent twice or out of order"
+    assert "buzz_relay_listener_reconnects_total 2.0" in relay.process.get("/metrics")[1]

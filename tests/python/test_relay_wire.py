@@ -327,47 +327,66 @@ def test_kill_9_during_a_burst_of_joins_loses_no_acknowledged_join(
 def test_live_push_survives_the_loss_of_the_listening_connection(
     relay: Relay, reader: Membership, admin_url: str
 ):
-    """The listening backend is terminated twice during 40 writes; every subscriber ends with
-    the live list and has seen every list it was sent in increasing created_at order."""
+    """The listening backend is terminated during 30 writes; then again, with reconnection
+    held off while 5 more writes commit. Every subscriber ends with the live list, has seen
+    its lists in increasing created_at order without repeats, and got every 8000 of the
+    writes made while nothing listened."""
     writes_done = threading.Event()
+    dbname = conninfo_to_dict(relay.db_url)["dbname"]
     terminated: list[int] = []
+    unheard: list[str] = []  # pubkeys added while no LISTEN connection existed
 
-    def listener_pid(admin: psycopg.Connection) -> int | None:
+    def terminate_listener(admin: psycopg.Connection) -> None:
         row = admin.execute(
             "SELECT pid FROM pg_stat_activity WHERE application_name = 'buzz-relay listen'"
-            " AND datname = current_database()"
+            " AND datname = %s",
+            (dbname,),
         ).fetchone()
-        return row[0] if row else None
+        assert row is not None, "no listening connection"
+        admin.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+        terminated.append(row[0])
 
     def writer() -> None:
-        with psycopg.connect(relay.db_url, autocommit=True) as admin:
-            for i in range(40):
+        with psycopg.connect(admin_url, autocommit=True) as admin:
+            for i in range(30):
                 relay.mem.add_relay_member(relay.community_id, new_pubkey())
-                if i in (10, 25):
-                    pid = listener_pid(admin)
-                    if pid is not None:
-                        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-                        terminated.append(pid)
+                if i == 10:
+                    terminate_listener(admin)
                 time.sleep(0.02)
+            time.sleep(1)  # listening again
+            admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS false')
+            try:
+                terminate_listener(admin)
+                for _ in range(5):  # relay.mem's connection is already open
+                    pubkey = new_pubkey()
+                    relay.mem.add_relay_member(relay.community_id, pubkey)
+                    unheard.append(pubkey)
+                time.sleep(0.5)  # the relay tries, and fails, to listen again
+            finally:
+                admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS true')
         writes_done.set()
 
-    async def subscriber(http: aiohttp.ClientSession) -> list[dict[str, Any]]:
+    async def subscriber(http: aiohttp.ClientSession) -> tuple[list[dict], list[dict]]:
         sock, _ = await connect(http, relay.url)
         await sock.send("REQ", "l", {"kinds": [13534]})
+        await sock.send("REQ", "adds", {"kinds": [8000], "since": int(time.time())})
         lists = [m[2] for m in await sock.until("EOSE") if m[0] == "EVENT"]
+        await sock.until("EOSE")
+        adds: list[dict] = []
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if writes_done.is_set() and lists and lists[-1]["id"] == live_id(reader, relay.community_id):
-                return lists
+            done = writes_done.is_set() and lists[-1] == reader.member_list(relay.community_id)
+            if done and len(adds) >= 35:
+                break
             try:
                 msg = await sock.recv(0.5)
             except TimeoutError:
                 continue
             if msg[0] == "EVENT":
-                lists.append(msg[2])
-        return lists
+                (lists if msg[1] == "l" else adds).append(msg[2])
+        return lists, adds
 
-    async def main() -> list[list[dict[str, Any]]]:
+    async def main() -> list[tuple[list[dict], list[dict]]]:
         async with aiohttp.ClientSession() as http:
             subs = [asyncio.create_task(subscriber(http)) for _ in range(5)]
             await asyncio.sleep(0.5)
@@ -381,8 +400,11 @@ def test_live_push_survives_the_loss_of_the_listening_connection(
     results = asyncio.run(main())
     assert len(terminated) == 2
     final = reader.member_list(relay.community_id)
-    for lists in results:
+    for lists, adds in results:
         assert lists[-1] == final
         created = [ev["created_at"] for ev in lists]
         assert created == sorted(set(created)), "a list was sent twice or out of order"
+        added = [ev["tags"][1][1] for ev in adds]
+        assert len(added) == len(set(added)) == 35
+        assert set(unheard) <= set(added), "an 8000 committed while not listening was missed"
     assert "buzz_relay_listener_reconnects_total 2.0" in relay.process.get("/metrics")[1]

@@ -24,7 +24,7 @@ DEMO_DB  := buzz_demo
 PGTAP_DB := buzz_pgtap
 PYTEST_ARGS ?=
 
-.PHONY: help setup db db-stop db-status migrate demo test pgtap pytest lint clean
+.PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
 
 help: ## list the targets
 	@echo "make TARGET, where TARGET is one of:"
@@ -51,6 +51,24 @@ migrate: db ## migrate database 'buzz' in the local cluster to the newest revisi
 demo: db ## run the demo (buzz_signer.demo) against a new database 'buzz_demo'
 	@url="$$($(LOCALDB) create --recreate $(DEMO_DB))"; \
 	DATABASE_URL="$$url" $(PY) -m buzz_signer.demo
+
+# make relay: buzz-relay on database 'buzz' with a demo community; keys kept under .buzz/.
+RELAY_LISTEN ?= localhost:7447
+RELAY_HOST   ?= localhost:7447
+RELAY_KEY    := .buzz/relay.key
+OWNER_KEY    := .buzz/demo-owner.key
+
+relay: migrate ## buzz-relay on database 'buzz', demo community at ws://localhost:7447 (OWNER=npub... to own it)
+	@export DATABASE_URL="$$($(LOCALDB) url $(DB))"; \
+	[ -f $(RELAY_KEY) ] || $(BUZZ_ADMIN) keygen $(RELAY_KEY) >/dev/null; \
+	if [ -z "$${OWNER:-}" ]; then \
+	  [ -f $(OWNER_KEY) ] || $(BUZZ_ADMIN) keygen $(OWNER_KEY) >/dev/null; \
+	  OWNER="$$($(PY) -c 'import sys; from buzz_signer.keys import RelayKey; print(RelayKey.from_file(sys.argv[1]).npub)' $(OWNER_KEY))"; \
+	  echo "relay: the demo owner's secret key is in $(OWNER_KEY) (log in with it to request invites)"; \
+	fi; \
+	$(BUZZ_ADMIN) --key-file $(RELAY_KEY) community create $(RELAY_HOST) --owner "$$OWNER"; \
+	echo "relay: point a Nostr client at ws://$(RELAY_HOST) (Ctrl-C stops)"; \
+	exec $(VENV)/bin/buzz-relay --listen $(RELAY_LISTEN) --key-file $(RELAY_KEY)
 
 test: lint pgtap pytest ## every test: ruff, pgTAP, then pytest
 

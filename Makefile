@@ -89,7 +89,7 @@ lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 	@$(RUFF) check buzz_signer tests db/migrations bench
 
 .PHONY: bench
-bench: db ## benchmark membership writes (database 'buzz_bench'): table, bench/out/bench.json, latency.png
+bench: db ## benchmark membership writes, then buzz-relay over the wire: tables, bench/out/{bench,wire}.json
 	@if ! $(PY) -c 'import matplotlib' >/dev/null 2>&1; then \
 	  log="$$(mktemp)"; \
 	  $(PY) -m pip install --disable-pip-version-check --no-input -q -e '.[test,bench]' >"$$log" 2>&1 \
@@ -97,6 +97,7 @@ bench: db ## benchmark membership writes (database 'buzz_bench'): table, bench/o
 	  rm -f "$$log"; \
 	fi
 	@$(PY) -m bench.run $(BENCH_ARGS)
+	@$(PY) -m bench.wire $(BENCH_ARGS)
 
 clean: ## stop the local cluster and remove .buzz/ (every local database)
 	@$(LOCALDB_ANY) destroy

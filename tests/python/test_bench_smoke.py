@@ -1,4 +1,5 @@
-"""`python -m bench.run --quick` runs to the end and writes every figure into its JSON.
+"""`python -m bench.run --quick` and `python -m bench.wire --quick` run to the end and write
+every figure into their JSON.
 
 No timing is asserted: the machine is shared, and the benchmark's job is to report, not to
 fail. The run uses a database of its own on the test server and drops it afterwards.
@@ -91,3 +92,23 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
     except ImportError:
         return
     assert (tmp_path / "latency.png").stat().st_size > 0
+
+
+def test_quick_wire_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
+    db = f"buzz_bench_wire_smoke_{os.getpid()}"
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.wire", "--quick", "--admin-url", admin_url,
+         "--db", db, "--out", str(tmp_path), "--drop"],
+        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((tmp_path / "wire.json").read_text())
+    figures = results["figures"]
+    n = results["plan"]["subscribers"]
+    # Every subscriber got every list (bench.wire fails otherwise): pushes x subscribers.
+    assert figures["push_ms"]["n"] == results["plan"]["pushes"] * n
+    assert figures["join_wire_ms"]["n"] == figures["join_sql_api_ms"]["n"] == 20
+    assert figures["join_ratio"] > 0
+    assert figures[f"rss_mb_{n}_connections"] > 0
+    assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 4

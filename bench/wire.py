@@ -1,0 +1,301 @@
+"""make bench, wire section: buzz-relay as clients meet it.
+
+    python -m bench.wire            # the full run (make bench): 1,000 subscribers, 200 joins
+    python -m bench.wire --quick    # a smoke run: 50 subscribers, 20 joins
+
+Starts a real ``buzz-relay`` process on a loopback port over a dedicated database (default
+``buzz_bench_wire``, created again and migrated) and measures, with websocket clients in this
+process:
+
+- **idle connections**: the relay's RSS (``/proc/<pid>/status`` VmRSS) with N connections open
+  and greeted, against the same process with none;
+- **push latency**: N connections subscribed to the community's list; each write commits
+  through the SQL API (Membership); the time from its COMMIT returning to the new list
+  arriving at each subscriber, over every (write, subscriber) pair;
+- **joins**: M clients, each on its own connection, one after another, send a 28934 with a
+  valid claim; the time to its ``OK``, against the same claim through the SQL API alone
+  (``Membership.claim_relay_invite``), measured interleaved in the same run.
+
+Prints a table, writes ``bench/out/wire.json``. Medians and ratios: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import psycopg
+from coincurve import PrivateKey
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.localdb import LocalCluster
+from buzz_signer.membership import Membership
+from buzz_signer.migrate import upgrade
+from buzz_signer.nostr import event_id, serialize_event
+
+from .run import BENCH_LEAD_BOUND_S, DEFAULT_OUT, drop, recreate
+
+DEFAULT_DB = "buzz_bench_wire"
+TARGET_PUSH_MEDIAN_MS = 50.0
+TARGET_PUSH_P99_MS = 200.0
+TARGET_JOIN_RATIO = 3.0
+TARGET_IDLE_RSS_MB = 100.0
+
+
+@dataclass(frozen=True)
+class Plan:
+    subscribers: int
+    pushes: int
+    joins: int
+
+
+FULL = Plan(subscribers=1000, pushes=30, joins=200)
+QUICK = Plan(subscribers=50, pushes=5, joins=20)
+
+
+def log(msg: str) -> None:
+    print(f"bench.wire: {msg}", file=sys.stderr, flush=True)
+
+
+def summary(xs: Sequence[float]) -> dict[str, Any]:
+    s = sorted(xs)
+    if not s:
+        return {"n": 0, "median": None, "p99": None}
+    return {
+        "n": len(s),
+        "median": statistics.median(s),
+        "p99": s[min(len(s) - 1, int(len(s) * 0.99))],
+        "max": s[-1],
+    }
+
+
+def join_event(sk: PrivateKey, code: str) -> str:
+    pubkey = sk.public_key_xonly.format().hex()
+    now, tags = int(time.time()), [["claim", code]]
+    id_ = event_id(serialize_event(pubkey, now, 28934, tags, ""))
+    ev = {"id": id_, "pubkey": pubkey, "created_at": now, "kind": 28934, "tags": tags,
+          "content": "", "sig": sk.sign_schnorr(bytes.fromhex(id_)).hex()}  # fmt: skip
+    return json.dumps(["EVENT", ev])
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+class RelayUnderTest:
+    def __init__(self, url: str, key: RelayKey, cid: Any, port: int, log_path: Path) -> None:
+        env = os.environ | {"DATABASE_URL": url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()}
+        relay = Path(sys.executable).with_name("buzz-relay")
+        self.proc = subprocess.Popen(
+            [str(relay), "--listen", f"127.0.0.1:{port}", "--community", str(cid),
+             "--max-connections-per-ip", "100000", "--log-level", "warning"],
+            env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        self.url = f"ws://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
+                return
+            except OSError:
+                if time.monotonic() > deadline or self.proc.poll() is not None:
+                    raise RuntimeError(f"buzz-relay did not start: {log_path.read_text()}") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+async def connect_many(http: aiohttp.ClientSession, url: str, n: int) -> list[Any]:
+    socks = []
+    for i in range(0, n, 100):  # in batches: a thousand handshakes at once is a SYN flood
+        batch = await asyncio.gather(*(http.ws_connect(url) for _ in range(min(100, n - i))))
+        for ws in batch:
+            await ws.receive(timeout=30)  # the AUTH challenge
+        socks += batch
+    return socks
+
+
+async def push_latency(
+    http: aiohttp.ClientSession, relay: RelayUnderTest, mem: Membership, cid: Any, plan: Plan
+) -> tuple[list[float], float]:
+    """Latencies (ms) from COMMIT returning to each subscriber's arrival; and RSS with them."""
+    socks = await connect_many(http, relay.url, plan.subscribers)
+    rss_connected = rss_mb(relay.proc.pid)
+    for ws in socks:
+        await ws.send_str('["REQ","l",{"kinds":[13534]}]')
+    for ws in socks:
+        while json.loads((await ws.receive(timeout=30)).data)[0] != "EOSE":
+            pass
+    arrivals: dict[str, list[float]] = {}
+
+    async def read(ws: Any) -> None:
+        while True:
+            msg = await ws.receive()
+            if msg.type != aiohttp.WSMsgType.TEXT:
+                return
+            t = time.perf_counter()
+            # The id is the first field of the event as the database serialises it.
+            arrivals.setdefault(json.loads(msg.data)[2]["id"], []).append(t)
+
+    readers = [asyncio.create_task(read(ws)) for ws in socks]
+    committed: dict[str, float] = {}
+    for _ in range(plan.pushes):
+        write = await asyncio.to_thread(mem.add_relay_member, cid, PrivateKey().public_key_xonly.format().hex())
+        committed[write.snapshot["id"]] = time.perf_counter()
+        await asyncio.sleep(0.2)  # one list at a time: latency, not a burst
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(
+        len(arrivals.get(i, ())) < len(socks) for i in committed
+    ):
+        await asyncio.sleep(0.05)
+    for task in readers:
+        task.cancel()
+    for ws in socks:
+        await ws.close()
+    latencies = [
+        (t - committed[i]) * 1000 for i in committed for t in arrivals.get(i, ())
+    ]
+    missing = sum(len(socks) - len(arrivals.get(i, ())) for i in committed)
+    if missing:
+        raise RuntimeError(f"{missing} pushes never arrived")
+    return latencies, rss_connected
+
+
+async def joins(
+    http: aiohttp.ClientSession, relay: RelayUnderTest, mem: Membership, cid: Any, owner: str,
+    plan: Plan,
+) -> tuple[list[float], list[float]]:
+    """Per join: ms to OK over the wire, and ms for the same claim through the SQL API."""
+    code = mem.create_relay_invite(cid, owner, max_uses=None).code
+    socks = await connect_many(http, relay.url, plan.joins)
+    wire, api = [], []
+    for ws in socks:
+        text = join_event(PrivateKey(), code)
+        t0 = time.perf_counter()
+        await ws.send_str(text)
+        answer = json.loads((await ws.receive(timeout=30)).data)
+        wire.append((time.perf_counter() - t0) * 1000)
+        if answer[2] is not True:
+            raise RuntimeError(f"join refused: {answer}")
+        pubkey = PrivateKey().public_key_xonly.format().hex()
+        t0 = time.perf_counter()
+        outcome = (await asyncio.to_thread(mem.claim_relay_invite, cid, code, pubkey)).outcome
+        api.append((time.perf_counter() - t0) * 1000)
+        assert outcome == "joined", outcome
+    for ws in socks:
+        await ws.close()
+    return wire, api
+
+
+async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
+    key, owner = RelayKey.generate(), PrivateKey().public_key_xonly.format().hex()
+    with Membership.connect(url, key) as mem:
+        cid = mem.create_community("bench.example.org", owner).details["community_id"]
+        with socket.socket() as s:  # a free loopback port
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        relay = RelayUnderTest(url, key, cid, port, out / "wire-relay.log")
+        try:
+            rss_idle0 = rss_mb(relay.proc.pid)
+            # limit=0: each websocket holds a connector slot (default 100) while it is open.
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as http:
+                log(f"{plan.subscribers} subscribers, {plan.pushes} lists")
+                push, rss_connected = await push_latency(http, relay, mem, cid, plan)
+                log(f"{plan.joins} joins over the wire and through the SQL API")
+                wire, api = await joins(http, relay, mem, cid, owner, plan)
+        finally:
+            relay.stop()
+    push_s, wire_s, api_s = summary(push), summary(wire), summary(api)
+    return {
+        "plan": plan.__dict__,
+        "figures": {
+            "rss_mb_no_connections": rss_idle0,
+            f"rss_mb_{plan.subscribers}_connections": rss_connected,
+            "push_ms": push_s,
+            "join_wire_ms": wire_s,
+            "join_sql_api_ms": api_s,
+            "join_ratio": wire_s["median"] / api_s["median"],
+        },
+    }
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
+    f, plan = results["figures"], results["plan"]
+    full = plan["subscribers"] >= FULL.subscribers
+
+    def judge(ok: bool) -> str:
+        return ("pass" if ok else "MISS") if full else "n/a (quick)"
+
+    rss = f[f"rss_mb_{plan['subscribers']}_connections"]
+    push, n = f["push_ms"], plan["subscribers"]
+    wire, api = f["join_wire_ms"]["median"], f["join_sql_api_ms"]["median"]
+    ratio = f["join_ratio"]
+    return [
+        (f"push latency, {n} subscribers, median", f"{push['median']:.1f} ms",
+         judge(push["median"] <= TARGET_PUSH_MEDIAN_MS)),
+        (f"push latency, {n} subscribers, p99", f"{push['p99']:.1f} ms",
+         judge(push["p99"] <= TARGET_PUSH_P99_MS)),
+        ("join over the wire / through the SQL API, medians",
+         f"{ratio:.2f}x ({wire:.2f} / {api:.2f} ms)", judge(ratio <= TARGET_JOIN_RATIO)),
+        (f"relay RSS with {n} connections",
+         f"{rss:.1f} MB ({f['rss_mb_no_connections']:.1f} MB with none)",
+         judge(rss <= TARGET_IDLE_RSS_MB)),
+    ]  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.wire", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run: 50 subscribers, 20 joins")
+    ap.add_argument("--db", default=None, help=f"database to (re)create (default {DEFAULT_DB})")
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
+    ap.add_argument("--admin-url", default=None, help="superuser URL (default: local cluster)")
+    ap.add_argument("--drop", action="store_true", help="drop the database at the end")
+    args = ap.parse_args(argv)
+    plan = QUICK if args.quick else FULL
+    dbname = args.db or (f"{DEFAULT_DB}_quick" if args.quick else DEFAULT_DB)
+    admin_url = args.admin_url or LocalCluster().start().url("postgres")
+    args.out.mkdir(parents=True, exist_ok=True)
+    url = recreate(admin_url, dbname)
+    try:
+        upgrade(url)
+        # Hundreds of lists of one community in seconds run created_at far ahead of the clock.
+        with psycopg.connect(url, autocommit=True) as su:
+            su.execute(
+                "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
+            )
+        results = asyncio.run(measure(url, plan, args.out))
+    finally:
+        if args.drop:
+            drop(admin_url, dbname)
+    results["targets"] = [{"target": t, "value": v, "result": r} for t, v, r in targets(results)]
+    path = args.out / "wire.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    width = max(len(t) for t, _, _ in targets(results))
+    print(f"\n{'wire target':<{width}}  value  result")
+    for t, v, r in targets(results):
+        print(f"{t:<{width}}  {v}  {r}")
+    print(f"\nwrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

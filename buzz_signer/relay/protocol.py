@@ -333,12 +333,22 @@ class RelaySession:
         return [_event_message(sub_id, ev) for ev in ordered if sub.first_sending(ev)]
 
     async def _invite_answer(self, sub_id: str, filters: Sequence[Filter]) -> list[str]:
-        """For a REQ that names kind 28935: mint a one-use invite and answer it, signed."""
-        if not any(f.kinds is not None and KIND_INVITE in f.kinds for f in filters):
+        """For a REQ that names kind 28935: mint a one-use invite and answer it, signed.
+
+        Only when the invite would match one of those filters (authors, #p, since, until,
+        limit): an invite the client's filter drops would be minted for nothing.
+        """
+        asking = [f for f in filters if f.kinds is not None and KIND_INVITE in f.kinds]
+        if not asking:
             return []
         requester = self.pubkey
         if requester is None:
             raise _Refused("auth-required: AUTH as a member to request an invite", "auth_required")
+        now = int(self._clock())
+        # The invite to be, but for its id (unknown until signed: a filter with ids skips it).
+        prospect = WireEvent("", self._signer.pubkey, KIND_INVITE, now, "", {"p": (requester,)})
+        if not any(f.ids is None and f.limit != 0 and f.matches(prospect) for f in asking):
+            return []
         role = await self._backend.role_of(self.community.id, requester)
         if role is None or ROLE_RANK.get(role, 0) < self._invite_rank:
             raise _Refused(
@@ -360,7 +370,7 @@ class RelaySession:
         except CommunityArchived:
             raise _Refused("restricted: this community is archived", "archived") from None
         self._observer.write("invite", "minted", time.perf_counter() - started)
-        invite = self._signer.invite(code, requester, expiration, int(self._clock()))
+        invite = self._signer.invite(code, requester, expiration, now)
         text = json.dumps(invite, separators=(",", ":"), ensure_ascii=False)
         return [f'["EVENT",{json.dumps(sub_id, ensure_ascii=False)},{text}]']
 

@@ -501,3 +501,32 @@ def test_events_committed_during_the_stored_read_follow_eose(db_url, key, world)
     assert stored[0][2]["id"] != new_list["id"]  # the list read before the commit
     assert ["EVENT", "s", new_add] in stored  # read by the events query after the commit
     assert live == [["EVENT", "s", new_list]]  # sent once, after EOSE; the 8000 not again
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"#p": ["0" * 64]},
+        {"authors": ["0" * 64]},
+        {"ids": ["0" * 64]},
+        {"since": 4_000_000_000},
+        {"until": 1000},
+        {"limit": 0},
+    ],
+)
+def test_no_invite_is_minted_for_a_filter_it_would_not_match(db_url, key, world, su, fields):
+    async def scenario(c):
+        await c.auth(world.admin.secret, f"ws://{world.host}")
+        return await c.send("REQ", "inv", {"kinds": [28935], **fields})
+
+    assert run(db_url, key, world, scenario) == [["EOSE", "inv"]]
+    assert su.execute("SELECT count(*) FROM buzz_private.relay_invites").fetchone()[0] == 0
+
+
+def test_an_invite_filter_naming_the_requester_and_relay_gets_one(db_url, key, world):
+    async def scenario(c):
+        await c.auth(world.admin.secret, f"ws://{world.host}")
+        f = {"kinds": [28935], "authors": [key.pubkey], "#p": [world.admin.pubkey], "limit": 1}
+        return await c.send("REQ", "inv", f)
+
+    assert _invite(run(db_url, key, world, scenario))["kind"] == 28935

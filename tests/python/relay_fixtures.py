@@ -149,6 +149,9 @@ def start_relay(
 
     yield start
     for relay in started:
+        if relay.proc.poll() is None:
+            for path in ("/metrics", "/"):
+                assert leaks_in(relay.get(path, {"Accept": "application/nostr+json"})[1]) == 0
         relay.stop()
     for relay in started:
         assert leaks_in(relay.log()) == 0, "the relay's log holds its secret key"

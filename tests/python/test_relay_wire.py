@@ -12,6 +12,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import aiohttp
@@ -23,10 +24,22 @@ pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey, verify_both
 from relay_client import auth_event, signed
 from relay_fixtures import Person, Relay, RelayProcess
+from secret_watch import leaks_in
 
 from buzz_signer.membership import Membership
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
+
+
+# Every message a test's clients received, scanned for the relay secret after the test.
+RECEIVED: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def no_secret_in_any_answer() -> Iterator[None]:
+    RECEIVED.clear()
+    yield
+    assert leaks_in("\n".join(RECEIVED)) == 0, "an answer holds the relay secret"
 
 
 class Socket:
@@ -42,6 +55,7 @@ class Socket:
         msg = await self.ws.receive(timeout=timeout)
         if msg.type != aiohttp.WSMsgType.TEXT:
             raise ConnectionError(f"websocket {msg.type.name}: {msg.data!r}")
+        RECEIVED.append(msg.data)
         return json.loads(msg.data)
 
     async def until(self, verb: str, timeout: float = 10) -> list[list[Any]]:

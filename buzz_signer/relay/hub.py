@@ -91,7 +91,14 @@ class Hub:
         while True:
             try:
                 async with await psycopg.AsyncConnection.connect(
-                    self._conninfo, autocommit=True, application_name="buzz-relay listen"
+                    self._conninfo,
+                    autocommit=True,
+                    application_name="buzz-relay listen",
+                    # Over TCP, a peer that vanished is noticed in about a minute, not hours.
+                    keepalives=1,
+                    keepalives_idle=30,
+                    keepalives_interval=10,
+                    keepalives_count=3,
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.listener_pid = conn.info.backend_pid

@@ -193,12 +193,16 @@ class RelaySession:
 
     async def handle(self, text: str | bytes) -> list[str]:
         """The relay messages answering one client message, in order."""
-        if len(text) > self._limits.max_message_bytes:
+        limit = self._limits.max_message_bytes
+        # A character is 1 to 4 bytes: encode only when the length alone does not decide.
+        if len(text) > limit or (
+            isinstance(text, str) and len(text) * 4 > limit and len(text.encode()) > limit
+        ):
             self._observer.request("message", "too_large")
             return [
                 _message(
                     "NOTICE",
-                    f"invalid: message too large (at most {self._limits.max_message_bytes} bytes)",
+                    f"invalid: message too large (at most {limit} bytes)",
                 )
             ]
         try:

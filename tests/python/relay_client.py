@@ -21,7 +21,7 @@ from buzz_signer.nostr import event_id, serialize_event
 from buzz_signer.relay.backend import DatabaseBackend
 from buzz_signer.relay.limits import DEFAULT_LIMITS, Limits
 from buzz_signer.relay.protocol import Community, RelaySession
-from buzz_signer.signer import Signer
+from buzz_signer.signer import PreparedEvent, Signer, signed_event
 
 
 def signed(
@@ -35,18 +35,9 @@ def signed(
     sk = PrivateKey(bytes.fromhex(secret))
     pubkey = sk.public_key_xonly.format().hex()
     created_at = int(time.time()) if created_at is None else created_at
-    tags = tags or []
-    id_ = event_id(serialize_event(pubkey, created_at, kind, tags, content))
-    sig = sk.sign_schnorr(bytes.fromhex(id_)).hex()
-    return {
-        "id": id_,
-        "pubkey": pubkey,
-        "created_at": created_at,
-        "kind": kind,
-        "tags": tags,
-        "content": content,
-        "sig": sig,
-    }
+    serialized = serialize_event(pubkey, created_at, kind, tags or [], content)
+    ev = PreparedEvent("", event_id(serialized), kind, created_at, serialized)
+    return signed_event(ev, sk.sign_schnorr(bytes.fromhex(ev.id)).hex())
 
 
 def auth_event(secret: str, challenge: str, relay_url: str, **kw: Any) -> dict[str, Any]:

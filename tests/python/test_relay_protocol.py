@@ -530,3 +530,14 @@ def test_an_invite_filter_naming_the_requester_and_relay_gets_one(db_url, key, w
         return await c.send("REQ", "inv", f)
 
     assert _invite(run(db_url, key, world, scenario))["kind"] == 28935
+
+
+def test_the_size_limit_counts_bytes_not_characters(db_url, key, world):
+    text = json.dumps(["REQ", "s", {"#p": ["€" * 400]}], ensure_ascii=False)  # 3 bytes each
+
+    async def scenario(c):
+        return await c.raw(text)
+
+    assert len(text) < 1000 < len(text.encode())
+    [[verb, reason]] = run(db_url, key, world, scenario, limits=Limits(max_message_bytes=1000))
+    assert verb == "NOTICE" and "too large" in reason

@@ -313,6 +313,13 @@ class LocalCluster:
             return r.returncode == 0
         return b"postgres" in cmdline or b"postmaster" in cmdline
 
+    def _binary_replaced(self) -> bool:
+        """True when the running postmaster's program file has been replaced on disk."""
+        try:
+            return os.readlink(f"/proc/{self._pid()}/exe").endswith(" (deleted)")
+        except OSError:  # no /proc, or not ours to read: assume it is current
+            return False
+
     def is_initialized(self) -> bool:
         return (self.data_dir / "PG_VERSION").is_file()
 
@@ -369,7 +376,12 @@ class LocalCluster:
                         f"the local cluster in {self.data_dir} already runs on port "
                         f"{running_port}, not {self.port}: stop it first (`make db-stop`)"
                     )
-                return self
+                if not self._binary_replaced():
+                    return self
+                # A package upgrade replaced the server under it: its modules (plpgsql.so)
+                # no longer match the running binary, and calls fail until it restarts.
+                print("local PostgreSQL: its server binary was upgraded; restarting", file=sys.stderr)
+                self._stop()
             pidfile = self.data_dir / "postmaster.pid"
             if pidfile.exists():
                 # Left by a server that died (or a machine that restarted); its pid may
@@ -406,20 +418,23 @@ class LocalCluster:
     def stop(self) -> LocalCluster:
         """Stop the server (fast shutdown) if it runs. Idempotent."""
         with self._lock():
-            if not self.is_running():
-                return self
-            r = self._run(
-                [str(self.bindir / "pg_ctl"), "stop", "-D", str(self.data_dir), "-m", "fast", "-w",
-                 "-t", str(_START_TIMEOUT_S)],
-                timeout=_START_TIMEOUT_S + 30,
-            )  # fmt: skip
-            if r.returncode != 0 and self.is_running():
-                raise LocalClusterError(
-                    f"could not stop the local PostgreSQL cluster in {self.data_dir} "
-                    f"(pg_ctl exit {r.returncode}):\n{(r.stdout + r.stderr).strip()}"
-                    f"{self._log_tail()}"
-                )
+            if self.is_running():
+                self._stop()
         return self
+
+    def _stop(self) -> None:
+        """Stop the running server; the caller holds the lock."""
+        r = self._run(
+            [str(self.bindir / "pg_ctl"), "stop", "-D", str(self.data_dir), "-m", "fast", "-w",
+             "-t", str(_START_TIMEOUT_S)],
+            timeout=_START_TIMEOUT_S + 30,
+        )  # fmt: skip
+        if r.returncode != 0 and self.is_running():
+            raise LocalClusterError(
+                f"could not stop the local PostgreSQL cluster in {self.data_dir} "
+                f"(pg_ctl exit {r.returncode}):\n{(r.stdout + r.stderr).strip()}"
+                f"{self._log_tail()}"
+            )
 
     def destroy(self) -> None:
         """Stop the server and remove all of the cluster's files."""

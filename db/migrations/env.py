@@ -39,7 +39,10 @@ def run_migrations_online() -> None:
         context.configure(connection=connection, target_metadata=None, transactional_ddl=True)
         with context.begin_transaction():
             context.run_migrations()
-            if is_upgrade() and context.get_context().get_current_revision() is not None:
+            # The function files are head's: applied when an upgrade reaches head (a database
+            # left at an older revision may lack what they call, such as an extension).
+            at = context.get_context().get_current_revision()
+            if is_upgrade() and at is not None and at == context.script.get_current_head():
                 apply_functions(connection.connection.driver_connection)
 
 

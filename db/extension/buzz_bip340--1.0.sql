@@ -1,0 +1,14 @@
+-- buzz_bip340 1.0: BIP-340 signature verification in the server (see README.md).
+\echo Use "CREATE EXTENSION buzz_bip340" to load this file. \quit
+
+-- bip340_verify(sig, msg, pubkey) -> boolean
+-- True when sig (64 bytes) is a valid BIP-340 Schnorr signature of msg (32 bytes) by the x-only
+-- public key pubkey (32 bytes); false when it is not, or when pubkey is not an x coordinate on
+-- the curve. Any other size: ERROR 22023. STRICT: NULL in, NULL out.
+CREATE FUNCTION bip340_verify(sig bytea, msg bytea, pubkey bytea)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'buzz_bip340_verify'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION bip340_verify(bytea, bytea, bytea) IS
+    'BIP-340: does sig (64 bytes) sign msg (32 bytes) for x-only pubkey (32 bytes)?';

@@ -22,6 +22,8 @@ LOCALDB_ANY = $(if $(wildcard $(PY)),$(PY),python3) -m buzz_signer.localdb
 DB       := buzz
 DEMO_DB  := buzz_demo
 PGTAP_DB := buzz_pgtap
+# BIP-340's test vectors 0-14, as the npm package bip-schnorr ships them (tests/node).
+BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.json
 PYTEST_ARGS ?=
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
@@ -78,7 +80,12 @@ pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_pr
 	url="$$($(LOCALDB) create --recreate $(PGTAP_DB))"; \
 	DATABASE_URL="$$url" $(ALEMBIC) upgrade head; \
 	$(PSQL) "$$url" -c 'CREATE EXTENSION IF NOT EXISTS pgtap' \
-	                -c 'CREATE EXTENSION IF NOT EXISTS plpgsql_check'; \
+	                -c 'CREATE EXTENSION IF NOT EXISTS plpgsql_check' \
+	                -c 'CREATE EXTENSION IF NOT EXISTS buzz_bip340_test_signer WITH SCHEMA public'; \
+	$(PSQL) "$$url" -v vectors="$$(cat $(BIP340_VECTORS))" <<<"CREATE TABLE public.bip340_vectors AS \
+	  SELECT n, lower(v.pk) AS pk, lower(v.m) AS m, lower(v.sig) AS sig, v.result, v.comment \
+	  FROM ROWS FROM (json_to_recordset(:'vectors') AS (pk text, m text, sig text, result boolean, comment text)) \
+	  WITH ORDINALITY AS v (pk, m, sig, result, comment, n)"; \
 	eval "$$($(LOCALDB) env $(PGTAP_DB))"; \
 	$(PG_PROVE) "$${files[@]}"
 

@@ -1,7 +1,8 @@
 -- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF jsonb
 -- Phase two of a list write: one signature per prepared row in prepare's order, BZSTL for any
 -- other set of ids (wrong count, unknown, reordered, NULL, prepared before a later change),
--- BZSIG for a malformed signature, empty arrays when nothing is prepared, the signed events it
+-- BZSIG for a malformed signature or one that does not verify (another key's, swapped, one bit
+-- flipped) with nothing stored, empty arrays when nothing is prepared, the signed events it
 -- returns and stores, the commit guard it clears, the same id prepared twice for two
 -- communities with the same members, and who may call it.
 -- The NOTIFY it queues is delivered only at commit: covered by pytest.
@@ -13,7 +14,7 @@ RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT * FROM buzz.insert_signed_events(%s, %s)', p_ids, p_sigs),
                  p_code, NULL, p_description);
 
-SELECT plan(54);
+SELECT plan(60);
 
 -- Nothing prepared
 SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
@@ -61,6 +62,31 @@ SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('
                              'BZSIG', 'a signature that is not hex: BZSIG');
 SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(ARRAY[repeat('5', 128), NULL]),
                              'BZSIG', 'a NULL signature: BZSIG');
+
+-- BZSIG: well-formed signatures that do not verify, and nothing stored
+SELECT pg_temp.signatures(:'ids'::text[]) AS good \gset
+SELECT pg_temp.signatures(:'ids'::text[], 'e493dbf1c10d80f3581e4904930b1404cc6c13900ee0758474fa94abe8c4cd13') AS other \gset
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(2)),
+                             'BZSIG', 'signatures that verify for nothing: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(:'other'),
+                             'BZSIG', 'another key''s signatures of the same ids: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'),
+                             quote_literal(ARRAY[(:'good'::text[])[2], (:'good'::text[])[1]]),
+                             'BZSIG', 'the two signatures swapped: BZSIG');
+SELECT pg_temp.insert_throws(quote_literal(:'ids'),
+                             quote_literal(ARRAY[(:'good'::text[])[1],
+                                                 overlay((:'good'::text[])[2] placing
+                                                         translate(substr((:'good'::text[])[2], 128, 1),
+                                                                   '0123456789abcdef', '1032547698badcfe')
+                                                         from 128 for 1)]),
+                             'BZSIG', 'one bit of the second signature flipped: BZSIG');
+SELECT throws_ok(format('SELECT * FROM buzz.insert_signed_events(%L, %L)', :'ids',
+                        ARRAY[(:'good'::text[])[1], (:'other'::text[])[2]]),
+                 'BZSIG', format('p_sigs[2] does not verify for prepared event %s and the relay key',
+                                 (:'ids'::text[])[2]),
+                 '... the error names the position and the id, and nothing else');
+SELECT is((SELECT count(*) FROM buzz_private.membership_events e WHERE e.community_id = :'c'), 1::bigint,
+          '... no 8000 was stored (only the owner''s)');
 SELECT is(pg_temp.guard(), 'BZUNS', 'after the refusals the list is still owed');
 
 -- BZSTL: prepared before a later change
@@ -71,16 +97,17 @@ SELECT pg_temp.prepared_ids() AS ids \gset
 SELECT is(cardinality(:'ids'::text[]), 3, '... prepare again: the list and two 8000');
 
 -- The signed events
+SELECT pg_temp.signatures(:'ids'::text[]) AS sigs \gset
 CREATE TEMP TABLE signed AS
 SELECT s.event, s.ord
-FROM buzz.insert_signed_events(:'ids'::text[], array_fill(repeat('AB', 64), ARRAY[3]))
+FROM buzz.insert_signed_events(:'ids'::text[], upper(:'sigs')::text[])
      WITH ORDINALITY AS s (event, ord);
 SELECT is((SELECT array_agg(s.event ->> 'id' ORDER BY s.ord) FROM signed s), :'ids'::text[],
           'the signed events come back in prepare''s order');
 SELECT is((SELECT array_agg((s.event ->> 'kind')::integer ORDER BY s.ord) FROM signed s),
           ARRAY[13534, 8000, 8000], '... the list, then the 8000s');
 SELECT ok((SELECT bool_and(pg_temp.id_ok(s.event)) FROM signed s), '... each id hashes its event');
-SELECT ok((SELECT bool_and(s.event ->> 'sig' = repeat('ab', 64)) FROM signed s),
+SELECT ok((SELECT bool_and(s.event ->> 'sig' = (:'sigs'::text[])[s.ord]) FROM signed s),
           '... each with its signature, stored in lowercase');
 SELECT ok((SELECT bool_and(s.event ->> 'pubkey' = pg_temp.relay_pubkey() AND s.event ->> 'content' = ''
                            AND (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(s.event) k)
@@ -116,7 +143,7 @@ SELECT is(buzz.add_relay_member(:'d1', pg_temp.pk(21)) || buzz.add_relay_member(
 SELECT pg_temp.prepared_ids() AS ids \gset
 SELECT is((SELECT count(DISTINCT i) FROM unnest(:'ids'::text[]) i), 2::bigint,
           '... four events prepared, two ids: each prepared twice');
-SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.sigs(4))), 4::bigint,
+SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.signatures(:'ids'::text[]))), 4::bigint,
           '... all four take their signature');
 SELECT ok(buzz.member_list(:'d1') ->> 'id' = buzz.member_list(:'d2') ->> 'id'
           AND (buzz.member_list(:'d1') ->> 'created_at')::bigint = :ahead + 1,
@@ -135,14 +162,14 @@ SELECT buzz.member_list(:'t') ->> 'id' AS before_id \gset
 SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(31)), 'added', 'in one transaction: pk(31) added');
 SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(32)), 'added', '... pk(32) added');
 SELECT pg_temp.prepared_ids() AS ids \gset
-SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.sigs(3))),
+SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.signatures(:'ids'::text[]))),
           3::bigint, '... published: the list and two 8000');
 SELECT is(buzz.remove_relay_member(:'t', pg_temp.pk(31)), 'removed', '... pk(31) removed again');
 SELECT pg_temp.prepared_ids() AS ids \gset
 SELECT results_eq(
     format($$SELECT e ->> 'kind', CASE WHEN e ->> 'kind' <> '13534' THEN e #>> '{tags,1,1}' END
-             FROM buzz.insert_signed_events(%L, pg_temp.sigs(%s)) e$$,
-           :'ids', cardinality(:'ids'::text[])),
+             FROM buzz.insert_signed_events(%L, %L) e$$,
+           :'ids', pg_temp.signatures(:'ids'::text[])),
     format($$VALUES ('13534', NULL), ('8000', %L)$$, pg_temp.pk(32)),
     '... published again: counted from the transaction''s start, only pk(32) joined');
 SELECT results_eq(

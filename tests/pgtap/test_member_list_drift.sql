@@ -1,8 +1,9 @@
 -- buzz.member_list_drift(p_community uuid DEFAULT NULL)
 --   -> TABLE(community_id uuid, problem text, detail text)
 -- Empty when every list agrees; 'members_differ' after members changed with triggers off
--- (session_replication_role = replica), 'id_mismatch' after the stored id changed, 'missing'
--- without a live list; all communities or one; the repair (republish_member_list and a
+-- (session_replication_role = replica), 'id_mismatch' after the stored id changed (and then
+-- 'bad_signature': the signature was over the old id), 'bad_signature' alone after the stored
+-- signature changed, 'missing' without a live list; all communities or one; the repair (republish_member_list and a
 -- publish); no rows for an unknown community; and who may call it.
 BEGIN;
 \ir lib/fixtures.sql
@@ -15,7 +16,7 @@ BEGIN ATOMIC
     WHERE d.community_id IN (SELECT m.community_id FROM mine m);
 END;
 
-SELECT plan(27);
+SELECT plan(30);
 
 SELECT pg_temp.community('a.example.org') AS a \gset
 SELECT pg_temp.community('b.example.org') AS b \gset
@@ -47,14 +48,26 @@ SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'a')
 
 -- id_mismatch
 UPDATE buzz_private.member_lists SET id = repeat('0', 64) WHERE community_id = :'b';
-SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'b'), $$VALUES ('id_mismatch')$$,
-                  'the stored id changed: id_mismatch');
-SELECT is((SELECT d.detail FROM buzz.member_list_drift(:'b') d),
+SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'b'),
+                  $$VALUES ('bad_signature'), ('id_mismatch')$$,
+                  'the stored id changed: id_mismatch, and its signature no longer verifies');
+SELECT is((SELECT d.detail FROM buzz.member_list_drift(:'b') d WHERE d.problem = 'id_mismatch'),
           format('list %s hashes to %s', repeat('0', 64),
                  encode(sha256(convert_to(format('[0,"%s",%s,13534,%s,""]', pg_temp.relay_pubkey(),
                                                  buzz.member_list(:'b') ->> 'created_at',
                                                  pg_temp.expected_tags(:'b')), 'UTF8')), 'hex')),
           '... the detail names the stored id and the right one');
+
+-- bad_signature: a superuser replaced the signature (well-formed, but not the relay's)
+SELECT pg_temp.community('e.example.org') AS e \gset
+INSERT INTO mine VALUES (:'e');
+UPDATE buzz_private.member_lists SET sig = repeat('5', 128) WHERE community_id = :'e';
+SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'e'), $$VALUES ('bad_signature')$$,
+                  'the stored signature changed: bad_signature');
+SELECT is((SELECT d.detail FROM buzz.member_list_drift(:'e') d),
+          format('the signature of list %s does not verify for %s',
+                 buzz.member_list(:'e') ->> 'id', pg_temp.relay_pubkey()),
+          '... the detail names the list and the key');
 
 -- missing
 DELETE FROM buzz_private.member_lists WHERE community_id = :'c';
@@ -63,11 +76,12 @@ SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'c')
 
 -- All communities at once
 SELECT set_eq('SELECT * FROM pg_temp.drift()',
-              format($$VALUES (%L::uuid, 'members_differ'), (%L::uuid, 'id_mismatch'), (%L::uuid, 'missing')$$,
-                     :'a', :'b', :'c'),
+              format($$VALUES (%L::uuid, 'members_differ'), (%L::uuid, 'bad_signature'),
+                              (%L::uuid, 'id_mismatch'), (%L::uuid, 'missing'), (%L::uuid, 'bad_signature')$$,
+                     :'a', :'b', :'b', :'c', :'e'),
               'without an argument: one row per community with a problem');
 SELECT is((SELECT array_agg(d.community_id) FROM pg_temp.drift() d),
-          (SELECT array_agg(x ORDER BY x) FROM unnest(ARRAY[:'a', :'b', :'c']::uuid[]) x),
+          (SELECT array_agg(x ORDER BY x) FROM unnest(ARRAY[:'a', :'b', :'b', :'c', :'e']::uuid[]) x),
           '... ordered by community');
 SELECT pg_temp.community('d.example.org') AS d \gset
 INSERT INTO mine VALUES (:'d');
@@ -76,7 +90,7 @@ DELETE FROM buzz_private.relay_members WHERE community_id = :'d';
 SET LOCAL session_replication_role = origin;
 UPDATE buzz_private.member_lists SET id = repeat('0', 64) WHERE community_id = :'d';
 SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'d'),
-                  $$VALUES ('id_mismatch'), ('members_differ')$$,
+                  $$VALUES ('bad_signature'), ('id_mismatch'), ('members_differ')$$,
                   'members gone and id changed: both problems, ordered by problem');
 
 -- The repair
@@ -84,7 +98,8 @@ SELECT is(buzz.republish_member_list(:'a')::text, '', 'republish the stale list'
 SELECT is(buzz.republish_member_list(:'b')::text, '', 'republish the list with the wrong id');
 SELECT is(buzz.republish_member_list(:'c')::text, '', 'republish the missing list');
 SELECT is(buzz.republish_member_list(:'d')::text, '', 'republish the list of the community without members');
-SELECT is(pg_temp.flush(), 4, '... four lists published');
+SELECT is(buzz.republish_member_list(:'e')::text, '', 'republish the list with the wrong signature');
+SELECT is(pg_temp.flush(), 5, '... five lists published');
 SELECT is_empty('SELECT * FROM pg_temp.drift()', '... no drift left');
 SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'a'),
                   format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'a'),

@@ -54,7 +54,7 @@ SELECT pg_catalog.array_agg(p.id ORDER BY p.ord) AS ids,
        pg_catalog.bool_and(p.id = pg_catalog.encode(pg_catalog.sha256(pg_catalog.convert_to(p.serialized, 'UTF8')), 'hex')) AS hashed
 FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY AS p (community_id, id, kind, created_at, serialized, ord) \gset
 SELECT pg_temp.t_ok(:'hashed', 'prepare_membership_events: every id hashes its serialization');
-SELECT pg_temp.t_is((SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.sigs(pg_catalog.cardinality(:'ids'::text[])))),
+SELECT pg_temp.t_is((SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(:'ids'::text[], pg_temp.signatures(:'ids'::text[]))),
                     pg_catalog.cardinality(:'ids'::text[])::bigint, 'insert_signed_events');
 SELECT pg_temp.t_is(pg_temp.guard(), NULL::text, '... then the commit guard passes');
 

@@ -171,7 +171,7 @@ SELECT is(pg_temp.prepared_ids(), :'first_ids'::text[], 'prepare again, nothing 
 SELECT is((SELECT count(*) FROM buzz_private.tx_prepared_events e
            WHERE e.xid = pg_current_xact_id()), 3::bigint,
           '... replacing the earlier set, not adding to it');
-SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'first_ids'::text[], pg_temp.sigs(3))),
+SELECT is((SELECT count(*) FROM buzz.insert_signed_events(:'first_ids'::text[], pg_temp.signatures(:'first_ids'::text[]))),
           3::bigint, '... whose signatures are taken');
 SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
                   format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),

@@ -24,7 +24,10 @@ CREATE VIEW pg_temp.fns AS
 SELECT p.oid, p.oid::regprocedure::text AS fn, p.proname::text AS name, n.nspname::text AS schema,
        p.prosecdef, p.proowner, p.proconfig, p.proacl
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-WHERE n.nspname IN ('buzz', 'buzz_private');
+WHERE n.nspname IN ('buzz', 'buzz_private')
+  -- The C function of the buzz_bip340 extension is the extension's (checked on its own below).
+  AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass
+                  AND d.objid = p.oid AND d.deptype = 'e');
 CREATE VIEW pg_temp.rels AS
 SELECT c.oid, c.oid::regclass::text AS rel, c.relkind
 FROM pg_class c WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S');
@@ -34,7 +37,18 @@ RETURN EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('
 -- A role with no grant at all, for real attempts (gone at ROLLBACK).
 CREATE ROLE buzz_pgtap_privileges_stranger NOLOGIN;
 
-SELECT plan(52);
+SELECT plan(56);
+
+-- The signature check: buzz_private.bip340_verify, of the buzz_bip340 extension
+SELECT is((SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'buzz_bip340'),
+          'buzz_private', 'the buzz_bip340 extension is installed in buzz_private');
+SELECT ok((SELECT p.proisstrict AND p.provolatile = 'i' AND p.proparallel = 's'
+           FROM pg_proc p WHERE p.oid = 'buzz_private.bip340_verify(bytea, bytea, bytea)'::regprocedure),
+          'bip340_verify is STRICT, IMMUTABLE and PARALLEL SAFE');
+SELECT ok(NOT pg_temp.executable_by_public('buzz_private.bip340_verify(bytea, bytea, bytea)'::regprocedure),
+          'bip340_verify is not executable by PUBLIC');
+SELECT ok(has_function_privilege('buzz_owner', 'buzz_private.bip340_verify(bytea, bytea, bytea)', 'EXECUTE'),
+          '... but by buzz_owner, whose functions call it');
 
 -- The API
 SELECT functions_are('buzz', ARRAY(SELECT a.name FROM api a), 'schema buzz holds exactly the API functions');

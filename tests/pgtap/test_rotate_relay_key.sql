@@ -7,8 +7,8 @@
 BEGIN;
 \ir lib/fixtures.sql
 
-CREATE FUNCTION pg_temp.k1() RETURNS text LANGUAGE sql IMMUTABLE RETURN repeat('c1', 32);
-CREATE FUNCTION pg_temp.k2() RETURNS text LANGUAGE sql IMMUTABLE RETURN repeat('d2', 32);
+CREATE FUNCTION pg_temp.k1() RETURNS text LANGUAGE sql IMMUTABLE RETURN 'e493dbf1c10d80f3581e4904930b1404cc6c13900ee0758474fa94abe8c4cd13';
+CREATE FUNCTION pg_temp.k2() RETURNS text LANGUAGE sql IMMUTABLE RETURN '2f8bde4d1a07209355b4a7250a5c5128e88b84bddc619ab7cba8d569b240efe4';
 -- Communities whose live list is not signed by a key.
 CREATE FUNCTION pg_temp.not_signed_by(p_key text) RETURNS bigint LANGUAGE sql
 RETURN (SELECT count(*) FROM buzz_private.member_lists l WHERE l.pubkey <> p_key);

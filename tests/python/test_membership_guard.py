@@ -735,3 +735,30 @@ def test_several_writes_in_the_callers_transaction_leave_one_list(
     )
     events = [(ev["kind"], ev["tags"][1][1]) for ev in reader.membership_events(community.cid)]
     assert events == [(8000, community.owner), (8000, b)]  # the owner's from the creation
+
+
+@pytest.mark.parametrize("fault", ["another_key", "zero", "bit_flipped", "swapped"])
+def test_a_faulty_signer_is_refused_by_the_database(fault, mem, reader, community, monkeypatch):
+    """The one verification on the path is the database's: a key or library that hands over a
+    wrong signature gets BZSIG from insert_signed_events, and nothing of the write is kept."""
+    before = state(reader, community.cid)
+    real_sign, other = RelayKey.sign, RelayKey.generate()
+    made: list[str] = []
+
+    def faulty(self: RelayKey, id_hex: str, **kw: Any) -> str:
+        sig = real_sign(self, id_hex, **kw)
+        made.append(sig)
+        if fault == "another_key":
+            return real_sign(other, id_hex)
+        if fault == "zero":
+            return "0" * 128
+        if fault == "bit_flipped":
+            return sig[:-1] + format(int(sig[-1], 16) ^ 1, "x")
+        return made[0] if len(made) == 2 else sig  # the second event gets the first's
+
+    monkeypatch.setattr(RelayKey, "sign", faulty)
+    with pytest.raises(MalformedSignature) as info:
+        mem.add_relay_member(community.cid, new_pubkey())
+    assert info.value.sqlstate == "BZSIG"
+    assert "does not verify" in str(info.value)
+    assert state(reader, community.cid) == before

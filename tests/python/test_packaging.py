@@ -214,7 +214,10 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
         ).fetchone() == (True,)
         for schema in ("buzz", "buzz_private"):
             (count,) = c.execute(
-                "SELECT count(*) FROM pg_proc WHERE pronamespace = to_regnamespace(%s)", (schema,)
+                "SELECT count(*) FROM pg_proc p WHERE pronamespace = to_regnamespace(%s)"
+                " AND NOT EXISTS (SELECT FROM pg_depend d WHERE d.classid = 'pg_proc'::regclass"
+                " AND d.objid = p.oid AND d.deptype = 'e')",  # not the extension's
+                (schema,),
             ).fetchone()
             assert count == len(list((DB / "functions" / schema).glob("*.sql"))), schema
         assert c.execute("SELECT version_num FROM public.alembic_version").fetchall() == [(head,)]

@@ -8,11 +8,14 @@
 -- and empty arrays it returns no rows. Each list that is live at COMMIT is announced then
 -- (buzz_private.announce_list).
 --
--- The database cannot check BIP-340 signatures; the signer verifies its own before it hands
--- them over, and buzz-admin verify checks every live list.
+-- Every signature is verified (BIP-340, over its prepared id, for the recorded relay key;
+-- buzz_private.bip340_verify) before anything is stored: no writer can make an event live
+-- that a client could not verify.
 --
 -- Raises: BZSTL (counts or ids differ from the last prepare: unknown, missing, reordered, or
--- prepared before a later change or before a rotation of the relay key), BZSIG (a signature that is not 128 hex characters).
+-- prepared before a later change or before a rotation of the relay key), BZSIG (a signature
+-- that is not 128 hex characters, or one that does not verify: the first such names its
+-- position and the id it was given for).
 CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
 RETURNS SETOF jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -21,6 +24,8 @@ AS $$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id_if_assigned();
     v_prepared integer;
+    v_bad_position bigint;
+    v_bad_id text;
 BEGIN
     SELECT pg_catalog.count(*)::integer INTO v_prepared
     FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
@@ -61,6 +66,22 @@ BEGIN
         RAISE EXCEPTION 'every element of p_sigs must be a BIP-340 signature: 128 hexadecimal characters'
             USING ERRCODE = 'BZSIG',
                   HINT = 'Pass the 64-byte Schnorr signature of each prepared id as hex, in prepare''s order.';
+    END IF;
+    SELECT s.position, e.id INTO v_bad_position, v_bad_id
+    FROM buzz_private.tx_prepared_events e
+    JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position) ON s.position = e.position
+    WHERE e.xid = v_xid
+      AND NOT buzz_private.bip340_verify(pg_catalog.decode(s.sig, 'hex'),
+                                         pg_catalog.decode(e.id, 'hex'),
+                                         pg_catalog.decode(e.pubkey, 'hex'))
+    ORDER BY s.position
+    LIMIT 1;
+    IF v_bad_position IS NOT NULL THEN
+        RAISE EXCEPTION 'p_sigs[%] does not verify for prepared event % and the relay key',
+                v_bad_position, v_bad_id
+            USING ERRCODE = 'BZSIG',
+                  DETAIL = 'Nothing was stored.',
+                  HINT = 'Sign each prepared id (32 bytes) with the relay key as BIP-340 Schnorr, in prepare''s order.';
     END IF;
 
     -- Published before in this transaction: those events are replaced by these, which count

@@ -7,9 +7,11 @@
 --                     changed outside the API, e.g. a restore with triggers off);
 --   'id_mismatch'     the list's id is not the sha256 of its content;
 --   'cache_differs'   the kept jsonb that member_list serves (live_list_cache) is not the
---                     list its stored header and pieces make.
--- Repair with republish_member_list. Signatures are checked outside the database
--- (buzz-admin verify). Reads every member of every community checked: an operator's tool.
+--                     list its stored header and pieces make;
+--   'bad_signature'   the list's signature does not verify (BIP-340) for its id and pubkey
+--                     (e.g. edited by a superuser with triggers off).
+-- Repair with republish_member_list. buzz-admin verify checks the same from outside the
+-- database. Reads every member of every community checked: an operator's tool.
 CREATE OR REPLACE FUNCTION buzz.member_list_drift(p_community uuid DEFAULT NULL)
 RETURNS TABLE (community_id uuid, problem text, detail text)
 LANGUAGE sql STABLE SECURITY DEFINER
@@ -51,11 +53,19 @@ BEGIN ATOMIC
     FROM checked k
     WHERE k.cached <> buzz_private.event_json(k.id, k.pubkey, k.created_at, 13534,
                                               k.listed, k.sig)
+    UNION ALL
+    SELECT k.community_id, 'bad_signature',
+           pg_catalog.format('the signature of list %s does not verify for %s', k.id, k.pubkey)
+    FROM checked k
+    WHERE k.id IS NOT NULL
+      AND NOT buzz_private.bip340_verify(pg_catalog.decode(k.sig, 'hex'),
+                                         pg_catalog.decode(k.id, 'hex'),
+                                         pg_catalog.decode(k.pubkey, 'hex'))
     ORDER BY 1, 2;
 END;
 ALTER FUNCTION buzz.member_list_drift(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.member_list_drift(uuid) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz.member_list_drift(uuid) TO buzz_reader;
 COMMENT ON FUNCTION buzz.member_list_drift(uuid) IS
-    'Live lists that are missing, name other members than stored, whose id is wrong, or whose '
-    'served copy differs.';
+    'Live lists that are missing, name other members than stored, whose id is wrong, whose '
+    'served copy differs, or whose signature does not verify.';

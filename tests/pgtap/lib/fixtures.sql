@@ -2,12 +2,30 @@
 --   \ir lib/fixtures.sql
 -- Everything here is created in pg_temp and vanishes with the suite's ROLLBACK.
 --
--- The database cannot check BIP-340 signatures (the Python signer does), so a suite completes
--- a list write with well-formed placeholder signatures. Real signatures are tested in pytest.
+-- The database verifies every signature it stores, so a suite signs what it prepares, with
+-- BIP-340 test-vector keys and the buzz_bip340_test_signer extension (db/extension/test_signer),
+-- which make pgtap creates in the suites' database. Never with a real key.
 
--- A fixed relay key for every suite (the first prepare records it).
+-- A fixed relay key for every suite (the first prepare records it): the key of secret 3.
 CREATE FUNCTION pg_temp.relay_pubkey() RETURNS text LANGUAGE sql IMMUTABLE
-RETURN repeat('ab', 32);
+RETURN 'f9308a019258c31049344f85f89d5229b531c845836f99b08601f113bce036f9';
+
+-- The test secret of each test pubkey the suites sign with (secrets 3, 4, 5).
+CREATE FUNCTION pg_temp.test_secret(p_pubkey text) RETURNS bytea LANGUAGE sql IMMUTABLE
+RETURN pg_catalog.decode(pg_catalog.lpad(CASE p_pubkey
+    WHEN 'f9308a019258c31049344f85f89d5229b531c845836f99b08601f113bce036f9' THEN '3'
+    WHEN 'e493dbf1c10d80f3581e4904930b1404cc6c13900ee0758474fa94abe8c4cd13' THEN '4'
+    WHEN '2f8bde4d1a07209355b4a7250a5c5128e88b84bddc619ab7cba8d569b240efe4' THEN '5'
+    END, 64, '0'), 'hex');
+
+-- The BIP-340 signatures of ids (hex) by a test key, as insert_signed_events takes them.
+CREATE FUNCTION pg_temp.signatures(p_ids text[],
+                                   p_pubkey text DEFAULT pg_temp.relay_pubkey())
+RETURNS text[] LANGUAGE sql IMMUTABLE
+RETURN (SELECT coalesce(pg_catalog.array_agg(pg_catalog.encode(
+            public.bip340_test_sign(pg_catalog.decode(i.id, 'hex'), pg_temp.test_secret(p_pubkey)),
+            'hex') ORDER BY i.n), '{}')
+        FROM pg_catalog.unnest(p_ids) WITH ORDINALITY AS i (id, n));
 
 -- A deterministic pubkey for a small number: pk(1), pk(2), ...
 CREATE FUNCTION pg_temp.pk(n integer) RETURNS text LANGUAGE sql IMMUTABLE
@@ -114,7 +132,8 @@ RETURN (SELECT count(*)::integer FROM buzz.relay_members(p_community) m WHERE m.
 CREATE FUNCTION pg_temp.clock() RETURNS bigint LANGUAGE sql VOLATILE
 RETURN floor(extract(epoch FROM clock_timestamp()))::bigint;
 
--- n well-formed placeholder signatures (the database cannot check BIP-340; pytest does).
+-- n well-formed signatures that verify for nothing: for the refusals checked before
+-- verification (BZSTL), and for BZSIG itself.
 CREATE FUNCTION pg_temp.sigs(n integer) RETURNS text[] LANGUAGE sql IMMUTABLE
 RETURN array_fill(repeat('5', 128), ARRAY[n]);
 
@@ -134,7 +153,7 @@ BEGIN
     SELECT coalesce(array_agg(p.id ORDER BY p.ord), '{}') INTO v_ids
     FROM buzz.prepare_membership_events(p_key) WITH ORDINALITY AS p (
         community_id, id, kind, created_at, serialized, ord);
-    RETURN QUERY SELECT * FROM buzz.insert_signed_events(v_ids, pg_temp.sigs(cardinality(v_ids)));
+    RETURN QUERY SELECT * FROM buzz.insert_signed_events(v_ids, pg_temp.signatures(v_ids, p_key));
     PERFORM pg_temp.settle();
 END
 $$;

@@ -26,15 +26,20 @@ def upgrade() -> None:
     run_sql("""
 DO $$
 BEGIN
+    -- A DBA whose PostgreSQL forbids C extensions may have created the function already
+    -- (db/extension/README.md): keep it.
+    IF pg_catalog.to_regprocedure('buzz_private.bip340_verify(bytea, bytea, bytea)') IS NOT NULL THEN
+        RETURN;
+    END IF;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_available_extensions WHERE name = 'buzz_bip340') THEN
         RAISE EXCEPTION 'the buzz_bip340 extension is not installed on this server'
             USING ERRCODE = '58P01',
                   HINT = 'Build and install it: make -C db/extension install '
                          '(needs libsecp256k1-dev and postgresql-server-dev); see db/extension/README.md.';
     END IF;
+    CREATE EXTENSION buzz_bip340 WITH SCHEMA buzz_private;
 END
 $$;
-CREATE EXTENSION IF NOT EXISTS buzz_bip340 WITH SCHEMA buzz_private;
 REVOKE ALL ON FUNCTION buzz_private.bip340_verify(bytea, bytea, bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz_private.bip340_verify(bytea, bytea, bytea) TO buzz_owner;
 """)

@@ -656,6 +656,45 @@ class Bench:
             members=p.batch_size,
         )
 
+    def verification(self) -> None:
+        """What the database's signature check (buzz_private.bip340_verify) adds.
+
+        Measured alone in the server: N verifications of a real signature in one query. A
+        write at any number of members verifies two signatures (its list, whose id is 32 bytes
+        whatever its size, and one 8000); a batch of N adds verifies N + 1.
+        """
+        n, p = 2000, self.plan
+        log(f"bip340_verify, {n} calls a query")
+        msg = secrets.token_hex(32)
+        sig = self.key.sign(msg)
+        # The signature is made to depend on g (its first 64 bytes are the same): IMMUTABLE
+        # with constant arguments, the call would be folded into one at plan time.
+        query = (
+            "SELECT count(*) FILTER (WHERE buzz_private.bip340_verify("
+            "substr(decode(%s, 'hex') || int4send(g), 1, 64), decode(%s, 'hex'), decode(%s, 'hex')))"
+            " FROM generate_series(1, %s) g"
+        )
+        samples = []
+        for i in range(8):
+            t0 = time.perf_counter_ns()
+            (valid,) = self.su.execute(query, (sig, msg, self.key.pubkey, n)).fetchone()
+            if valid != n:
+                raise RuntimeError("a valid signature did not verify")
+            if i >= 3:
+                samples.append(ms_since(t0) / n)
+        per_call = summary(samples)
+        self.put("verify_ms", "one bip340_verify in the server", "ms", per_call)
+        for key, label, calls in [
+            ("verify_adds_ms@write", "verification added to a write at any size (2 sigs)", 2),
+            (
+                "verify_adds_ms@batch",
+                f"verification added to the batch of {p.batch_size:,} ({p.batch_size + 1:,} sigs)",
+                p.batch_size + 1,
+            ),
+        ]:
+            self.put(key, label, "ms", {k: (v * calls if k != "n" and v else v)
+                                         for k, v in per_call.items()})  # fmt: skip
+
     def burst(self) -> None:
         p = self.plan
         log(f"lead of created_at after a {p.burst_s:g} s burst on one community")
@@ -862,6 +901,7 @@ class Bench:
         self.profile()  # in the same state as the figures above
         self.throughput()
         self.batch()
+        self.verification()
         self.burst()
         self.details["profile"]["batch"] = self._batch_profile()
 
@@ -968,6 +1008,8 @@ def fmt(value: Any, unit: str) -> str:
     if value is None:
         return "-"
     if unit == "ms":
+        if value < 0.1:  # e.g. one signature check: 0.05 ms, not 0.00
+            return f"{value * 1000:.0f} us"
         return f"{value:,.0f} ms" if value >= 1000 else f"{value:.2f} ms"
     if unit == "bytes":
         return f"{value / 1024:,.1f} kB" if value >= 1024 else f"{value:,.0f} B"

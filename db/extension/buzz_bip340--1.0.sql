@@ -12,3 +12,16 @@ LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
 
 COMMENT ON FUNCTION bip340_verify(bytea, bytea, bytea) IS
     'BIP-340: does sig (64 bytes) sign msg (32 bytes) for x-only pubkey (32 bytes)?';
+
+-- bip340_first_invalid(sigs, msgs, pubkey) -> integer
+-- The 1-based position of the first signature in sigs (64 bytes each) that is not a valid
+-- BIP-340 signature of the message at the same position in msgs (32 bytes each) by pubkey;
+-- 0 when every one is. For many signatures at once (several threads; see README.md). NULL
+-- elements, other sizes, or arrays of different lengths: ERROR. STRICT.
+CREATE FUNCTION bip340_first_invalid(sigs bytea[], msgs bytea[], pubkey bytea)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'buzz_bip340_first_invalid'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
+COMMENT ON FUNCTION bip340_first_invalid(bytea[], bytea[], bytea) IS
+    'BIP-340: position of the first of sigs that does not sign its msg for pubkey, 0 if none.';

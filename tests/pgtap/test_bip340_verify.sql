@@ -8,7 +8,7 @@
 BEGIN;
 \ir lib/fixtures.sql
 
-SELECT plan(37);
+SELECT plan(46);
 
 CREATE FUNCTION pg_temp.verify(p_sig text, p_msg text, p_pubkey text) RETURNS boolean
 LANGUAGE sql IMMUTABLE
@@ -84,6 +84,37 @@ SELECT is((SELECT count(*) FILTER (WHERE buzz_private.bip340_verify(
                       decode(pg_temp.relay_pubkey(), 'hex')))
            FROM generate_series(1, 2000) g), 2000::bigint,
           '2,000 verifications in one query, each true (one context per backend)');
+
+-- bip340_first_invalid: many signatures by one key at once, in threads past 256 of them
+CREATE TEMP TABLE batch AS
+SELECT g AS n, decode(encode(sha256(int4send(g)), 'hex'), 'hex') AS msg,
+       public.bip340_test_sign(sha256(int4send(g)), pg_temp.test_secret(pg_temp.relay_pubkey())) AS sig
+FROM generate_series(1, 3000) g;
+CREATE FUNCTION pg_temp.first_invalid(p_spoil integer DEFAULT 0) RETURNS integer LANGUAGE sql AS $$
+    SELECT buzz_private.bip340_first_invalid(
+        ARRAY(SELECT CASE WHEN b.n = p_spoil THEN set_byte(b.sig, 10, get_byte(b.sig, 10) # 1) ELSE b.sig END
+              FROM batch b ORDER BY b.n),
+        ARRAY(SELECT b.msg FROM batch b ORDER BY b.n),
+        decode(pg_temp.relay_pubkey(), 'hex'))
+$$;
+SELECT is(pg_temp.first_invalid(), 0, 'first_invalid: 3,000 good signatures: 0');
+SELECT is(pg_temp.first_invalid(2999), 2999, '... one bit flipped in the 2,999th: 2999');
+SELECT is(pg_temp.first_invalid(1), 1, '... in the first: 1');
+SET LOCAL buzz_bip340.max_threads = 1;
+SELECT is(pg_temp.first_invalid(1777), 1777, '... without threads (buzz_bip340.max_threads = 1): the same');
+RESET buzz_bip340.max_threads;
+SELECT is(buzz_private.bip340_first_invalid('{}', '{}', decode(pg_temp.relay_pubkey(), 'hex')), 0,
+          '... no signatures: 0');
+SELECT is(buzz_private.bip340_first_invalid(ARRAY[(SELECT b.sig FROM batch b WHERE b.n = 1)],
+                                            ARRAY[(SELECT b.msg FROM batch b WHERE b.n = 1)],
+                                            decode(repeat('00', 32), 'hex')), 1,
+          '... by a key not on the curve: 1');
+SELECT throws_ok($$SELECT buzz_private.bip340_first_invalid(ARRAY['\x00'::bytea], ARRAY[decode(repeat('00', 32), 'hex')], decode(repeat('00', 32), 'hex'))$$,
+                 '22023', 'bip340_first_invalid: sigs[1] must be 64 bytes, not 1', '... a wrong size: 22023, naming the element');
+SELECT throws_ok($$SELECT buzz_private.bip340_first_invalid(ARRAY[NULL::bytea], ARRAY[decode(repeat('00', 32), 'hex')], decode(repeat('00', 32), 'hex'))$$,
+                 '22004', 'bip340_first_invalid: sigs[1] is NULL', '... a NULL element: 22004');
+SELECT throws_ok($$SELECT buzz_private.bip340_first_invalid(ARRAY[decode(repeat('00', 64), 'hex')], '{}', decode(repeat('00', 32), 'hex'))$$,
+                 '2202E', 'bip340_first_invalid: 1 signatures for 0 messages', '... arrays of different lengths');
 
 SELECT * FROM finish();
 ROLLBACK;

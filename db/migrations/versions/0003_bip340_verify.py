@@ -1,8 +1,8 @@
 """The database verifies signatures: the buzz_bip340 extension (db/extension), in buzz_private.
 
 insert_signed_events refuses any signature that does not verify (BZSIG) and member_list_drift
-reports a live list whose signature does not, through buzz_private.bip340_verify(sig, msg,
-pubkey), a C function over libsecp256k1. The extension must be installed on the server first
+reports a live list whose signature does not, through buzz_private.bip340_first_invalid(sigs,
+msgs, pubkey) and bip340_verify(sig, msg, pubkey), C functions over libsecp256k1. The extension must be installed on the server first
 (`make -C db/extension install`, which scripts/setup does); db/extension/README.md says how,
 and what a managed PostgreSQL without it can do.
 
@@ -26,9 +26,10 @@ def upgrade() -> None:
     run_sql("""
 DO $$
 BEGIN
-    -- A DBA whose PostgreSQL forbids C extensions may have created the function already
-    -- (db/extension/README.md): keep it.
-    IF pg_catalog.to_regprocedure('buzz_private.bip340_verify(bytea, bytea, bytea)') IS NOT NULL THEN
+    -- A DBA whose PostgreSQL forbids C extensions may have created the functions already
+    -- (db/extension/README.md): keep them.
+    IF pg_catalog.to_regprocedure('buzz_private.bip340_verify(bytea, bytea, bytea)') IS NOT NULL
+       AND pg_catalog.to_regprocedure('buzz_private.bip340_first_invalid(bytea[], bytea[], bytea)') IS NOT NULL THEN
         RETURN;
     END IF;
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_available_extensions WHERE name = 'buzz_bip340') THEN
@@ -42,6 +43,8 @@ END
 $$;
 REVOKE ALL ON FUNCTION buzz_private.bip340_verify(bytea, bytea, bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz_private.bip340_verify(bytea, bytea, bytea) TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz_private.bip340_first_invalid(bytea[], bytea[], bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz_private.bip340_first_invalid(bytea[], bytea[], bytea) TO buzz_owner;
 """)
 
 

@@ -682,18 +682,45 @@ class Bench:
                 raise RuntimeError("a valid signature did not verify")
             if i >= 3:
                 samples.append(ms_since(t0) / n)
-        per_call = summary(samples)
-        self.put("verify_ms", "one bip340_verify in the server", "ms", per_call)
-        for key, label, calls in [
-            ("verify_adds_ms@write", "verification added to a write at any size (2 sigs)", 2),
-            (
-                "verify_adds_ms@batch",
-                f"verification added to the batch of {p.batch_size:,} ({p.batch_size + 1:,} sigs)",
-                p.batch_size + 1,
-            ),
-        ]:
-            self.put(key, label, "ms", {k: (v * calls if k != "n" and v else v)
-                                         for k, v in per_call.items()})  # fmt: skip
+        self.put("verify_ms", "one bip340_verify in the server", "ms", summary(samples))
+        self.put(
+            "verify_adds_ms@write",
+            "verification added to a write at any size (2 sigs)",
+            "ms",
+            {k: v * 2 if k != "n" else v for k, v in summary(samples).items()},
+        )
+
+        # The batch's own check: bip340_first_invalid over N + 1 signatures, in threads, as
+        # insert_signed_events calls it; and with buzz_bip340.max_threads = 1 for comparison.
+        count = p.batch_size + 1
+        log(f"bip340_first_invalid over {count:,} signatures, with and without threads")
+        msgs = [os.urandom(32) for _ in range(count)]
+        sigs = [bytes.fromhex(self.key.sign(m.hex())) for m in msgs]
+        batch_query = "SELECT buzz_private.bip340_first_invalid(%s::bytea[], %s::bytea[], %s)"
+        pubkey = bytes.fromhex(self.key.pubkey)
+        timed: dict[str, list[float]] = {"0": [], "1": []}
+        for i in range(6):
+            for threads, runs in timed.items():
+                self.su.execute("SELECT set_config('buzz_bip340.max_threads', %s, false)", (threads,))
+                t0 = time.perf_counter_ns()
+                (bad,) = self.su.execute(batch_query, (sigs, msgs, pubkey)).fetchone()
+                if bad != 0:
+                    raise RuntimeError("a valid signature did not verify")
+                if i >= 1:  # the first round warms up
+                    runs.append(ms_since(t0))
+        self.su.execute("RESET buzz_bip340.max_threads")
+        self.put(
+            "verify_batch_ms",
+            f"verification added to the batch of {p.batch_size:,} ({count:,} sigs, threads)",
+            "ms",
+            summary(timed["0"]),
+        )
+        self.put(
+            "verify_batch_one_thread_ms",
+            "... the same in one thread (buzz_bip340.max_threads = 1)",
+            "ms",
+            summary(timed["1"]),
+        )
 
     def burst(self) -> None:
         p = self.plan

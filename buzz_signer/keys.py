@@ -143,8 +143,8 @@ class RelayKey:
         signature gets fresh auxiliary randomness, as BIP-340 recommends.
 
         The signature is verified before it is returned (as coincurve's sign_schnorr does)
-        and ValueError raised if it does not verify. `verify=False` is only for a caller that
-        verifies every signature itself before using it, as Signer does.
+        and ValueError raised if it does not verify. `verify=False` is only for a caller whose
+        signatures are verified where they are used, as Signer's are by insert_signed_events.
         """
         if not isinstance(id_hex, str) or len(id_hex) != 64 or not _HEX.issuperset(id_hex):
             raise ValueError("an event id must be 64 hexadecimal characters")

@@ -266,8 +266,14 @@ def _prepared(rows: Sequence[tuple[Any, ...]]) -> list[PreparedEvent]:
     return [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def _insert_params(prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> tuple[Any, ...]:
-    return ([ev.id for ev in prepared], list(sigs))
+def _insert_params(prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> tuple[str, str]:
+    """The ids and signatures as text[] literals.
+
+    Both are plain lowercase hex (the signer checked every id against its event, and made
+    every signature), so no element needs quoting: joining them costs about a tenth of
+    psycopg adapting a 10,000-element list element by element.
+    """
+    return "{" + ",".join(ev.id for ev in prepared) + "}", "{" + ",".join(sigs) + "}"
 
 
 def _signed(

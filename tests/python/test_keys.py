@@ -187,7 +187,7 @@ def test_sign_refuses_to_return_a_signature_that_does_not_verify() -> None:
         key.sign(msg)
     _assert_no_secret(str(info.value))
     assert info.value.__cause__ is None
-    # verify=False leaves the check to the caller (Signer verifies every signature).
+    # verify=False leaves the check to where the signature is used (the database, for Signer).
     assert verify_signature(PUBKEY_HEX, key.sign(msg, verify=False), msg)
 
 

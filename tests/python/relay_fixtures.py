@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,18 +30,13 @@ from typing import Any
 import pytest
 from coincurve import PrivateKey
 from fixtures_membership import new_host
+from ports import free_port
 from secret_watch import leaks_in
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 
 BUZZ_RELAY = Path(sys.executable).with_name("buzz-relay")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @dataclass(frozen=True)

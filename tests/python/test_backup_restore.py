@@ -9,12 +9,12 @@ its list still fails at COMMIT with BZUNS.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 from pathlib import Path
 
 import psycopg
 import pytest
+from ports import free_port
 
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import Community, assert_live_list, new_host, new_pubkey
@@ -24,12 +24,6 @@ from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
 
 pytest_plugins = ("fixtures_membership",)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*argv: str | Path) -> str:

@@ -28,7 +28,6 @@ import random
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -40,6 +39,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from ports import free_port
 
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
@@ -590,12 +590,6 @@ def set_sync_standby(url: str, su: psycopg.Connection, names: str) -> None:
             return c.execute("SHOW synchronous_standby_names").fetchone()[0] == names
 
     wait_until(applied, "the configuration reload")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _proc_state(pid: int) -> tuple[str, int] | None:

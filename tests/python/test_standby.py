@@ -8,13 +8,13 @@ own on a free port; both removed at the end.
 
 from __future__ import annotations
 
-import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from ports import free_port
 
 from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
@@ -24,12 +24,6 @@ pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import assert_list_event, members_of, new_host, new_pubkey
 
 pytest_plugins = ("fixtures_membership",)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from aiohttp import WSMsgType, web
-from psycopg_pool import AsyncConnectionPool
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..keys import RelayKey
 from ..signer import Signer
@@ -116,7 +116,12 @@ def create_app(config: RelayConfig) -> web.Application:
 
 async def _start(app: web.Application) -> None:
     state = app[STATE]
-    await state.pool.open(wait=True, timeout=30)
+    try:
+        await state.pool.open(wait=True, timeout=30)
+    except PoolTimeout:
+        raise SystemExit(
+            "buzz-relay: the database did not answer within 30 s; check DATABASE_URL"
+        ) from None
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
     if state.config.community is not None:
         community = await state.backend.community(state.config.community)

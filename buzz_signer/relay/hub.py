@@ -24,6 +24,7 @@ from typing import Any
 
 import psycopg
 
+from ..nostr import KIND_MEMBERSHIP_LIST
 from .backend import DatabaseBackend
 from .filters import WireEvent
 from .protocol import RelaySession
@@ -63,7 +64,6 @@ class Hub:
         self._on_pushed = on_pushed
         self._on_reconnect = on_reconnect
         self.connected = asyncio.Event()
-        self.listener_pid: int | None = None
 
     # Sessions -------------------------------------------------------------------
 
@@ -101,7 +101,6 @@ class Hub:
                     keepalives_count=3,
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
-                    self.listener_pid = conn.info.backend_pid
                     self.connected.set()
                     backoff = BACKOFF_FIRST
                     if dropped_at is not None:
@@ -116,7 +115,6 @@ class Hub:
             except (psycopg.Error, OSError) as exc:
                 log.warning("listening connection lost (%s); reconnecting", type(exc).__name__)
             self.connected.clear()
-            self.listener_pid = None
             if dropped_at is None:
                 dropped_at = time.time()
             await asyncio.sleep(backoff)
@@ -147,11 +145,11 @@ class Hub:
         except Exception:
             log.exception("could not read the events of community %s", community)
             return
-        lists = [ev for ev in events if ev.kind == 13534]
+        lists = [ev for ev in events if ev.kind == KIND_MEMBERSHIP_LIST]
         if lists:
             entry.delivered = max(entry.delivered or 0, lists[0].created_at)
         # The 8000/8001 events come oldest first; the list they belong to is sent after them.
-        ordered: list[WireEvent] = [ev for ev in events if ev.kind != 13534] + lists
+        ordered: list[WireEvent] = [ev for ev in events if ev.kind != KIND_MEMBERSHIP_LIST] + lists
         pushed = 0
         for session, send in list(entry.sessions.items()):
             messages = session.deliver(ordered)

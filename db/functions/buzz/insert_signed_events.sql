@@ -1,10 +1,10 @@
--- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF jsonb
+-- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF json
 --
 -- Phase two of a list write. Takes one id and one signature per row of the last prepare, in
 -- its order (a repeated id as often as it was prepared), all in one call. Stores the 8000/8001
 -- events (replacing any this transaction stored before for the same community), makes each
 -- new list the live one (replacing the old), clears this transaction's commit guard, and
--- returns the signed events as NIP-01 JSON objects in prepare's order. With nothing prepared
+-- returns the signed events as compact NIP-01 JSON objects in prepare's order. With nothing prepared
 -- and empty arrays it returns no rows. Each list that is live at COMMIT is announced then
 -- (buzz_private.announce_list).
 --
@@ -17,7 +17,7 @@
 -- that is not 128 hex characters, or one that does not verify: the first such names its
 -- position and the id it was given for).
 CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
-RETURNS SETOF jsonb
+RETURNS SETOF json
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -120,33 +120,17 @@ BEGIN
         SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
             created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
 
-    -- Each new list as the jsonb it is served as, built once: returned here, and kept for
-    -- member_list (buzz_private.cached_list), which then need not build it again.
+    -- The signed events as the compact NIP-01 text whose tags are the signed bytes: lists
+    -- from their stored pieces (written by prepare), 8000/8001 from their member.
     RETURN QUERY
-        WITH kept AS (
-            INSERT INTO buzz_private.live_list_cache AS c
-                (community_id, id, pubkey, created_at, sig, event)
-            SELECT e.community_id, e.id, e.pubkey, e.created_at, pg_catalog.lower(s.sig),
-                   buzz_private.event_json(e.id, e.pubkey, e.created_at, 13534,
-                                           buzz_private.list_tags(e.community_id),
-                                           pg_catalog.lower(s.sig))
-            FROM buzz_private.tx_prepared_events e
-            JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
-              ON s.position = e.position
-            WHERE e.xid = v_xid AND e.kind = 13534
-            ON CONFLICT (community_id) DO UPDATE
-                SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey, created_at = EXCLUDED.created_at,
-                    sig = EXCLUDED.sig, event = EXCLUDED.event
-            RETURNING c.community_id, c.event
-        )
-        SELECT coalesce(k.event,
-                        buzz_private.event_json(e.id, e.pubkey, e.created_at, e.kind,
-                                                buzz_private.member_event_tags(e.member_pubkey),
-                                                pg_catalog.lower(s.sig)))
+        SELECT buzz_private.event_json(
+                   e.id, e.pubkey, e.created_at, e.kind,
+                   CASE WHEN e.kind = 13534 THEN buzz_private.list_tags(e.community_id)
+                        ELSE buzz_private.member_event_tags(e.member_pubkey) END,
+                   pg_catalog.lower(s.sig))
         FROM buzz_private.tx_prepared_events e
         JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
           ON s.position = e.position
-        LEFT JOIN kept k ON e.kind = 13534 AND k.community_id = e.community_id
         WHERE e.xid = v_xid
         ORDER BY e.position;
 

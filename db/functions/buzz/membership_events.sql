@@ -1,8 +1,8 @@
--- buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0) -> SETOF jsonb
+-- buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0) -> SETOF json
 -- The signed kind 8000/8001 events of a community with created_at >= p_since, oldest first
 -- (events of one list in the order they were prepared).
 CREATE OR REPLACE FUNCTION buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0)
-RETURNS SETOF jsonb
+RETURNS SETOF json
 LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 BEGIN ATOMIC

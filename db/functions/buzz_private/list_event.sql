@@ -1,8 +1,8 @@
--- buzz_private.list_event(p_community) -> jsonb
+-- buzz_private.list_event(p_community) -> json
 -- The live kind 13534 list of a community as a signed NIP-01 event: its stored header and the
 -- exact tag bytes that were signed. NULL when the community has no list.
 CREATE OR REPLACE FUNCTION buzz_private.list_event(p_community uuid)
-RETURNS jsonb
+RETURNS json
 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 -- A quoted body: list_tags is created after this file, and only quoted bodies wait until call.

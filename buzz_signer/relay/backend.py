@@ -1,13 +1,15 @@
 """The relay's database side: the SQL API on a pool of AsyncConnections.
 
 Writes go through AsyncMembership (one transaction each, ending with the signed list);
-reads ask the API's read functions for the events as JSON text with the few fields a filter
-matches, so a 10,000-member list is sent as the database returns it, never parsed here.
+reads ask the API's read functions for the events as their JSON text, which is sent as the
+database returns it. The fields a filter matches come from the text's header (SPEC §3 fixes
+the compact form and the key order), so a 10,000-member list is never parsed, here or there.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -21,20 +23,29 @@ from .filters import WireEvent
 from .protocol import Community
 
 # One statement, so one snapshot: the live list and the 8000/8001 events since a created_at.
-# (A list has no single-letter tags to match; an 8000/8001 has its "p".)
+# (A list has no single-letter tags to match; an 8000/8001 has its "p", read from the small
+# event in SQL.)
 _EVENTS_SINCE = """
-SELECT l::text, l->>'id', l->>'pubkey', 13534, (l->>'created_at')::bigint, NULL
-FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
+SELECT l::text, NULL FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
 UNION ALL
-SELECT e::text, e->>'id', e->>'pubkey', (e->>'kind')::int, (e->>'created_at')::bigint,
-       e->'tags'->1->>1
+SELECT e::text, e->'tags'->1->>1
 FROM buzz.membership_events(%(c)s, %(since)s) e WHERE %(with_events)s
 """
+# The start of every event the API returns: {"id":..,"pubkey":..,"created_at":..,"kind":..,
+_HEADER = re.compile(
+    r'\{"id":"([0-9a-f]{64})","pubkey":"([0-9a-f]{64})","created_at":(\d+),"kind":(\d+),'
+)
 
 
 def _wire(row: Sequence[Any]) -> WireEvent:
-    text, id_, pubkey, kind, created_at, p = row
-    return WireEvent(id_, pubkey, kind, created_at, text, {"p": (p,)} if p else {})
+    text, p = row
+    header = _HEADER.match(text)
+    if header is None:
+        raise RuntimeError(
+            f"the database returned an event not in NIP-01's compact form: {text[:80]!r}"
+        )
+    id_, pubkey, created_at, kind = header.groups()
+    return WireEvent(id_, pubkey, int(kind), int(created_at), text, {"p": (p,)} if p else {})
 
 
 class DatabaseBackend:

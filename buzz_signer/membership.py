@@ -47,6 +47,48 @@ Community = uuid.UUID | str
 T = TypeVar("T")
 
 
+class Published:
+    """The signed events of a transaction, in prepare's order, each parsed when first asked for.
+
+    They are built from the very text that was checked and signed, not read back; parsing a
+    10,000-member list into Python objects costs about as much as the database's whole part of
+    the write, so a caller that never looks at it does not pay for it.
+    """
+
+    def __init__(self, prepared: Sequence[PreparedEvent] = (), sigs: Sequence[str] = ()) -> None:
+        self._prepared = tuple(prepared)
+        self._sigs = tuple(sigs)
+        self._parsed: list[dict[str, Any] | None] = [None] * len(self._prepared)
+        self._list_rows = {
+            ev.community_id: i
+            for i, ev in enumerate(self._prepared)
+            if ev.kind == KIND_MEMBERSHIP_LIST
+        }
+
+    def _event(self, i: int) -> dict[str, Any]:
+        parsed = self._parsed[i]
+        if parsed is None:
+            parsed = self._parsed[i] = signed_event(self._prepared[i], self._sigs[i])
+        return parsed
+
+    @property
+    def events(self) -> tuple[dict[str, Any], ...]:
+        """Every signed event (lists, 8000, 8001)."""
+        return tuple(self._event(i) for i in range(len(self._prepared)))
+
+    @property
+    def lists(self) -> dict[str, dict[str, Any]]:
+        """The signed list of each community that changed."""
+        return {cid: self._event(i) for cid, i in self._list_rows.items()}
+
+    @property
+    def snapshot(self) -> dict[str, Any] | None:
+        """The one list, when exactly one community changed; else None."""
+        if len(self._list_rows) != 1:
+            return None
+        return self._event(next(iter(self._list_rows.values())))
+
+
 @dataclass(frozen=True)
 class MembershipWrite:
     """What a write call did.
@@ -61,9 +103,25 @@ class MembershipWrite:
     """
 
     outcome: Any
-    snapshot: dict[str, Any] | None
-    events: tuple[dict[str, Any], ...] = ()
+    published: Published = field(default_factory=Published, repr=False, compare=False)
     details: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, answer: Any, published: Published | None) -> MembershipWrite:
+        """The write of a call that answered `answer` (a word, a count or a row)."""
+        outcome, details = answer, {}
+        if isinstance(answer, dict):
+            details = dict(answer)
+            outcome = details.pop("outcome", None)
+        return cls(outcome, published or Published(), details)
+
+    @property
+    def snapshot(self) -> dict[str, Any] | None:
+        return self.published.snapshot
+
+    @property
+    def events(self) -> tuple[dict[str, Any], ...]:
+        return self.published.events
 
 
 class Invite(NamedTuple):
@@ -90,8 +148,21 @@ class _WritePaths:
 
     Each method returns what its SQL function answered: the value itself in a
     MembershipTransaction, an awaitable of it in an AsyncMembershipTransaction (the
-    executors `_value` and `_row` are where the two differ).
+    executors `_value` and `_row` are where the two differ). Once the transaction has
+    published (just before its COMMIT), `published` holds what it signed.
     """
+
+    published: Published | None
+
+    @property
+    def events(self) -> tuple[dict[str, Any], ...]:
+        """Every signed event of the transaction, once published."""
+        return self.published.events if self.published else ()
+
+    @property
+    def lists(self) -> dict[str, dict[str, Any]]:
+        """The signed list of each community that changed, once published."""
+        return self.published.lists if self.published else {}
 
     def _value(self, sql: str, *params: Any) -> Any:
         raise NotImplementedError
@@ -222,8 +293,7 @@ class MembershipTransaction(_WritePaths):
 
     def __init__(self, conn: psycopg.Connection[Any]) -> None:
         self._conn = conn
-        self.events: tuple[dict[str, Any], ...] = ()
-        self.lists: dict[str, dict[str, Any]] = {}
+        self.published: Published | None = None
 
     def _value(self, sql: str, *params: Any) -> Any:
         with translated():
@@ -239,8 +309,7 @@ class AsyncMembershipTransaction(_WritePaths):
 
     def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
         self._conn = conn
-        self.events: tuple[dict[str, Any], ...] = ()
-        self.lists: dict[str, dict[str, Any]] = {}
+        self.published: Published | None = None
 
     async def _value(self, sql: str, *params: Any) -> Any:
         with translated():
@@ -254,12 +323,9 @@ class AsyncMembershipTransaction(_WritePaths):
 
 # The two phases of publishing, shared by both APIs.
 _PREPARE = (
-    "SELECT community_id, id, kind, created_at, serialized"
-    " FROM buzz.prepare_membership_events(%s)"
+    "SELECT community_id, id, kind, created_at, serialized FROM buzz.prepare_membership_events(%s)"
 )
 _INSERT = "SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(%s::text[], %s::text[])"
-
-Published = tuple[tuple[dict[str, Any], ...], dict[str, dict[str, Any]]]
 
 
 def _prepared(rows: Sequence[tuple[Any, ...]]) -> list[PreparedEvent]:
@@ -276,37 +342,12 @@ def _insert_params(prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> tu
     return "{" + ",".join(ev.id for ev in prepared) + "}", "{" + ",".join(sigs) + "}"
 
 
-def _signed(
-    prepared: Sequence[PreparedEvent], sigs: Sequence[str], inserted: int
-) -> tuple[dict[str, Any], ...]:
-    """The signed events, built from the very text that was checked and signed, not read back.
-
-    insert_signed_events returns the same objects, and at 10,000 members sending and parsing
-    its 900 kB answer costs more than the rest of insert.
-    """
+def _published(prepared: Sequence[PreparedEvent], sigs: Sequence[str], inserted: int) -> Published:
+    """What insert_signed_events stored (it returns the same events; sending and parsing its
+    answer would cost more than the rest of insert at 10,000 members)."""
     if inserted != len(prepared):
         raise RuntimeError(f"inserted {inserted} events of {len(prepared)} signed")
-    return tuple(signed_event(ev, sig) for ev, sig in zip(prepared, sigs, strict=True))
-
-
-def _published(prepared: Sequence[PreparedEvent], events: tuple[dict[str, Any], ...]) -> Published:
-    """Every signed event, and the list of each community that changed."""
-    lists = {
-        ev.community_id: signed
-        for ev, signed in zip(prepared, events, strict=True)
-        if ev.kind == KIND_MEMBERSHIP_LIST
-    }
-    return events, lists
-
-
-def _membership_write(answer: Any, tx: _WritePaths) -> MembershipWrite:
-    outcome, details = answer, {}
-    if isinstance(answer, dict):
-        details = dict(answer)
-        outcome = details.pop("outcome")
-    # One call changes one community, except a rotation, which may re-sign many.
-    snapshot = next(iter(tx.lists.values())) if len(tx.lists) == 1 else None
-    return MembershipWrite(outcome, snapshot, tx.events, details)
+    return Published(prepared, sigs)
 
 
 def _whole_transaction(write: Callable[..., Any]) -> Callable[..., Any]:
@@ -442,28 +483,26 @@ class Membership(_MembershipAPI):
         tx = MembershipTransaction(self.conn)
         with translated(), self.conn.transaction():
             yield tx
-            tx.events, tx.lists = self._publish()
+            tx.published = self._publish()
 
     def _publish(self) -> Published:
-        """Prepare, check and sign, insert: the signed events and the lists by community."""
+        """Prepare, check and sign, insert: what the transaction signed."""
         prepared = self._prepare()
-        return _published(prepared, self._insert(prepared, self.signer.sign_all(prepared)))
+        return self._insert(prepared, self.signer.sign_all(prepared))
 
     def _prepare(self) -> list[PreparedEvent]:
         """Phase one: the unsigned events of this transaction (the list locks are now held)."""
         return _prepared(self.conn.execute(_PREPARE, (self.signer.pubkey,)).fetchall())
 
-    def _insert(
-        self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]
-    ) -> tuple[dict[str, Any], ...]:
-        """Phase two: store the signatures; return the signed events."""
+    def _insert(self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> Published:
+        """Phase two: store the signatures."""
         (inserted,) = self.conn.execute(_INSERT, _insert_params(prepared, sigs)).fetchone()
-        return _signed(prepared, sigs, inserted)
+        return _published(prepared, sigs, inserted)
 
     def _write(self, call: Callable[[MembershipTransaction], Any]) -> MembershipWrite:
         with self.transaction() as tx:
             answer = call(tx)
-        return _membership_write(answer, tx)
+        return MembershipWrite.of(answer, tx.published)
 
     def _alone(self, call: Callable[[MembershipTransaction], T]) -> T:
         with translated(), self.conn.transaction():
@@ -505,29 +544,27 @@ class AsyncMembership(_MembershipAPI):
         with translated():
             async with self.conn.transaction():
                 yield tx
-                tx.events, tx.lists = await self._publish()
+                tx.published = await self._publish()
 
     async def _publish(self) -> Published:
         prepared = await self._prepare()
-        return _published(prepared, await self._insert(prepared, self.signer.sign_all(prepared)))
+        return await self._insert(prepared, self.signer.sign_all(prepared))
 
     async def _prepare(self) -> list[PreparedEvent]:
         cur = await self.conn.execute(_PREPARE, (self.signer.pubkey,))
         return _prepared(await cur.fetchall())
 
-    async def _insert(
-        self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]
-    ) -> tuple[dict[str, Any], ...]:
+    async def _insert(self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> Published:
         cur = await self.conn.execute(_INSERT, _insert_params(prepared, sigs))
         (inserted,) = await cur.fetchone()
-        return _signed(prepared, sigs, inserted)
+        return _published(prepared, sigs, inserted)
 
     async def _write(
         self, call: Callable[[AsyncMembershipTransaction], Awaitable[Any]]
     ) -> MembershipWrite:
         async with self.transaction() as tx:
             answer = await call(tx)
-        return _membership_write(answer, tx)
+        return MembershipWrite.of(answer, tx.published)
 
     async def _alone(self, call: Callable[[AsyncMembershipTransaction], Awaitable[T]]) -> T:
         with translated():

@@ -535,25 +535,18 @@ def run_write(
     try:
         with m.transaction() as tx:
             holder.append(tx)
-            # Membership.transaction() sets tx.events once the lists are signed and inserted,
-            # just before COMMIT: the sentinel tells a failing COMMIT from an earlier failure.
-            tx.events = None  # type: ignore[assignment]
             answer = call(tx)
     except (BuzzError, psycopg.Error, KeyboardInterrupt) as exc:
-        at_commit = bool(holder) and holder[0].events is not None
+        # Membership.transaction() sets tx.published once the lists are signed and inserted,
+        # just before COMMIT: it tells a failing COMMIT from an earlier failure.
+        at_commit = bool(holder) and holder[0].published is not None
         lost = m.conn.broken or m.conn.closed or isinstance(exc, KeyboardInterrupt)
         if at_commit and lost:
             raise CommitUnknown(exc) from exc
         raise
     state.writing = False
     state.committed += 1
-    tx = holder[0]
-    outcome, details = answer, {}
-    if isinstance(answer, dict):
-        details = dict(answer)
-        outcome = details.pop("outcome", None)
-    snapshot = next(iter(tx.lists.values())) if len(tx.lists) == 1 else None
-    return MembershipWrite(outcome, snapshot, tx.events, details)
+    return MembershipWrite.of(answer, holder[0].published)
 
 
 def report(

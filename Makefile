@@ -95,16 +95,25 @@ pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS
 lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 	@$(RUFF) check buzz_signer tests db/migrations bench
 
-.PHONY: bench
-bench: db ## benchmark membership writes, then buzz-relay over the wire: tables, bench/out/{bench,wire}.json
+# bench and soak: the local cluster started, and the bench extra (matplotlib) installed if missing.
+.PHONY: bench soak bench-deps
+bench-deps: db
 	@if ! $(PY) -c 'import matplotlib' >/dev/null 2>&1; then \
 	  log="$$(mktemp)"; \
 	  $(PY) -m pip install --disable-pip-version-check --no-input -q -e '.[test,bench]' >"$$log" 2>&1 \
 	    || { cat "$$log" >&2; rm -f "$$log"; exit 1; }; \
 	  rm -f "$$log"; \
 	fi
+
+bench: bench-deps ## benchmark membership writes, then buzz-relay over the wire: tables, bench/out/{bench,wire}.json
 	@$(PY) -m bench.run $(BENCH_ARGS)
 	@$(PY) -m bench.wire $(BENCH_ARGS)
+
+# make soak SOAK_MINUTES=2; SOAK_ARGS passes other options (python -m bench.soak --help).
+SOAK_MINUTES ?= 10
+SOAK_ARGS ?=
+soak: bench-deps ## sustained writes for SOAK_MINUTES (10): does a write slow or a table grow? bench/out/soak.json
+	@$(PY) -m bench.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
 clean: ## stop the local cluster and remove .buzz/ (every local database)
 	@$(LOCALDB_ANY) destroy

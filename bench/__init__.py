@@ -1,1 +1,2 @@
-"""The membership benchmark (`make bench`, `python -m bench.run`): see docs/benchmark.md."""
+"""The membership benchmark (`make bench`, `python -m bench.run`) and soak (`make soak`,
+`python -m bench.soak`): see docs/benchmark.md."""

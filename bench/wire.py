@@ -46,7 +46,7 @@ from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
 from buzz_signer.nostr import event_id, serialize_event
 
-from .run import BENCH_LEAD_BOUND_S, DEFAULT_OUT, drop, recreate
+from .common import BENCH_LEAD_BOUND_S, DEFAULT_OUT, drop, recreate
 
 DEFAULT_DB = "buzz_bench_wire"
 TARGET_PUSH_MEDIAN_MS = 50.0
@@ -116,7 +116,9 @@ class RelayUnderTest:
                 return
             except OSError:
                 if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError(f"buzz-relay did not start: {log_path.read_text()}") from None
+                    raise RuntimeError(
+                        f"buzz-relay did not start: {log_path.read_text()}"
+                    ) from None
                 time.sleep(0.05)
 
     def stop(self) -> None:
@@ -159,7 +161,9 @@ async def push_latency(
     readers = [asyncio.create_task(read(ws)) for ws in socks]
     committed: dict[str, float] = {}
     for _ in range(plan.pushes):
-        write = await asyncio.to_thread(mem.add_relay_member, cid, PrivateKey().public_key_xonly.format().hex())
+        write = await asyncio.to_thread(
+            mem.add_relay_member, cid, PrivateKey().public_key_xonly.format().hex()
+        )
         committed[write.snapshot["id"]] = time.perf_counter()
         await asyncio.sleep(0.2)  # one list at a time: latency, not a burst
     deadline = time.monotonic() + 30
@@ -171,9 +175,7 @@ async def push_latency(
         task.cancel()
     for ws in socks:
         await ws.close()
-    latencies = [
-        (t - committed[i]) * 1000 for i in committed for t in arrivals.get(i, ())
-    ]
+    latencies = [(t - committed[i]) * 1000 for i in committed for t in arrivals.get(i, ())]
     missing = sum(len(socks) - len(arrivals.get(i, ())) for i in committed)
     if missing:
         raise RuntimeError(f"{missing} pushes never arrived")
@@ -181,7 +183,11 @@ async def push_latency(
 
 
 async def joins(
-    http: aiohttp.ClientSession, relay: RelayUnderTest, mem: Membership, cid: Any, owner: str,
+    http: aiohttp.ClientSession,
+    relay: RelayUnderTest,
+    mem: Membership,
+    cid: Any,
+    owner: str,
     plan: Plan,
 ) -> tuple[list[float], list[float]]:
     """Per join: ms to OK over the wire, and ms for the same claim through the SQL API."""

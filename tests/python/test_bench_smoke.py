@@ -49,6 +49,8 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
         "batch_add_ms",
         "backfill_ms",
         "burst_lead_s",
+        "client_cpu_ms@10",
+        "baseline_client_cpu_ms",
     }
     for size in meta["sizes"]:
         expected |= {
@@ -65,6 +67,12 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
         if f["unit"] != "s" and "wal_own" not in key:  # own WAL: only where pg_waldump reads
             assert f["ratio"] is not None, key
     assert figures["baseline_ms"]["ratio"] == 1.0
+    # Server CPU needs the backend's /proc/<pid>/stat (a server on this machine): else a note.
+    for key in ("server_cpu_ms@10", "baseline_server_cpu_ms"):
+        assert key in figures or any(n.startswith(f"{key} not measured") for n in meta["notes"])
+    for key in ("server_cpu_ms@10", "client_cpu_ms@10"):
+        if key in figures:
+            assert figures[key]["ratio_of"] == "baseline_" + key.split("@")[0], key
 
     targets = {t["target"]: t for t in results["targets"]}
     assert len(targets) == 6

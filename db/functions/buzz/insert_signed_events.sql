@@ -23,39 +23,47 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id_if_assigned();
-    v_prepared integer;
+    v_events buzz_private.tx_prepared_events[];  -- the last prepare's rows, by position
+    v_count integer;
+    v_key text;
     v_bad_position integer;
-    v_bad_id text;
 BEGIN
-    SELECT pg_catalog.count(*)::integer INTO v_prepared
-    FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
+    -- Taken out of the scratch table in one statement, and read from the array from here on.
+    -- Any error below rolls the DELETE back with the rest: a failed call leaves the prepared
+    -- events in place for a corrected one.
+    WITH taken AS (
+        DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid RETURNING e.*
+    )
+    SELECT coalesce(pg_catalog.array_agg(t ORDER BY t.position), '{}') INTO v_events
+    FROM taken t;
+    v_count := pg_catalog.cardinality(v_events);
     IF p_ids IS NULL OR p_sigs IS NULL
        OR pg_catalog.array_ndims(p_ids) > 1 OR pg_catalog.array_ndims(p_sigs) > 1
-       OR pg_catalog.cardinality(p_ids) <> v_prepared
-       OR pg_catalog.cardinality(p_sigs) <> v_prepared THEN
+       OR pg_catalog.cardinality(p_ids) <> v_count
+       OR pg_catalog.cardinality(p_sigs) <> v_count THEN
         RAISE EXCEPTION 'expected % ids and % signatures, one per prepared event; got % and %',
-                v_prepared, v_prepared,
+                v_count, v_count,
                 coalesce(pg_catalog.cardinality(p_ids)::text, 'NULL'),
                 coalesce(pg_catalog.cardinality(p_sigs)::text, 'NULL')
             USING ERRCODE = 'BZSTL',
                   HINT = 'Sign every row of the last buzz.prepare_membership_events, in order.';
     END IF;
-    IF v_prepared = 0 THEN
+    IF v_count = 0 THEN
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM buzz_private.tx_prepared_events e
-               JOIN pg_catalog.unnest(p_ids) WITH ORDINALITY AS i (id, position)
-                 ON i.position = e.position
-               WHERE e.xid = v_xid AND pg_catalog.lower(i.id) IS DISTINCT FROM e.id) THEN
+    -- Positions run 1..v_count (prepare numbers them): p_ids[n] and p_sigs[n] are for the
+    -- event at position n.
+    IF EXISTS (SELECT FROM pg_catalog.unnest(v_events) AS e
+               JOIN pg_catalog.unnest(p_ids) WITH ORDINALITY AS i (id, n) ON i.n = e.position
+               WHERE pg_catalog.lower(i.id) IS DISTINCT FROM e.id) THEN
         RAISE EXCEPTION 'the ids are not those of the events prepared last in this transaction'
             USING ERRCODE = 'BZSTL',
                   HINT = 'Members changed after prepare, or the order differs: prepare again '
                          'and sign what it returns.';
     END IF;
+    SELECT k.pubkey INTO v_key FROM buzz_private.relay_key k;
     -- A rotation in this same transaction after prepare: those events name the old key.
-    IF EXISTS (SELECT FROM buzz_private.tx_prepared_events e
-               WHERE e.xid = v_xid
-                 AND e.pubkey IS DISTINCT FROM (SELECT k.pubkey FROM buzz_private.relay_key k)) THEN
+    IF EXISTS (SELECT FROM pg_catalog.unnest(v_events) AS e WHERE e.pubkey IS DISTINCT FROM v_key) THEN
         RAISE EXCEPTION 'the events were prepared with a key that is no longer the relay key'
             USING ERRCODE = 'BZSTL',
                   HINT = 'Prepare again with the new relay key and sign what it returns.';
@@ -67,76 +75,75 @@ BEGIN
             USING ERRCODE = 'BZSIG',
                   HINT = 'Pass the 64-byte Schnorr signature of each prepared id as hex, in prepare''s order.';
     END IF;
-    -- Every signature, for its prepared id (p_ids equals them, in order: checked above) and
-    -- the relay key, all in one call (which spreads a large batch over the CPUs).
+    -- Every signature, for its prepared id and the relay key, all in one call (which spreads
+    -- a large batch over the CPUs).
     v_bad_position := buzz_private.bip340_first_invalid(
         ARRAY(SELECT pg_catalog.decode(s.sig, 'hex')
               FROM pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, n) ORDER BY s.n),
-        ARRAY(SELECT pg_catalog.decode(i.id, 'hex')
-              FROM pg_catalog.unnest(p_ids) WITH ORDINALITY AS i (id, n) ORDER BY i.n),
-        pg_catalog.decode((SELECT k.pubkey FROM buzz_private.relay_key k), 'hex'));
+        ARRAY(SELECT pg_catalog.decode(e.id, 'hex')
+              FROM pg_catalog.unnest(v_events) AS e ORDER BY e.position),
+        pg_catalog.decode(v_key, 'hex'));
     IF v_bad_position > 0 THEN
-        v_bad_id := pg_catalog.lower(p_ids[v_bad_position]);
         RAISE EXCEPTION 'p_sigs[%] does not verify for prepared event % and the relay key',
-                v_bad_position, v_bad_id
+                v_bad_position, v_events[v_bad_position].id
             USING ERRCODE = 'BZSIG',
                   DETAIL = 'Nothing was stored.',
                   HINT = 'Sign each prepared id (32 bytes) with the relay key as BIP-340 Schnorr, in prepare''s order.';
     END IF;
 
-    -- Published before in this transaction: those events are replaced by these, which count
-    -- from the transaction's start. One list and one set of events per community.
-    WITH replaced AS (
-        DELETE FROM buzz_private.tx_published_events t
-        WHERE t.xid = v_xid
-          AND t.community_id IN (SELECT e.community_id FROM buzz_private.tx_prepared_events e
-                                 WHERE e.xid = v_xid)
-        RETURNING t.event_seq
-    )
-    DELETE FROM buzz_private.membership_events m
-    WHERE m.event_seq IN (SELECT r.event_seq FROM replaced r);
-
-    WITH stored AS (
-        INSERT INTO buzz_private.membership_events
-            (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
-        SELECT e.community_id, e.id, e.pubkey, e.created_at, e.kind, e.member_pubkey,
-               pg_catalog.lower(s.sig)
-        FROM buzz_private.tx_prepared_events e
-        JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
-          ON s.position = e.position
-        WHERE e.xid = v_xid AND e.kind <> 13534
-        ORDER BY e.position
-        RETURNING membership_events.community_id, membership_events.event_seq
-    )
-    INSERT INTO buzz_private.tx_published_events (xid, community_id, event_seq)
-    SELECT v_xid, st.community_id, st.event_seq FROM stored st;
-
-    INSERT INTO buzz_private.member_lists AS l (community_id, id, pubkey, created_at, sig)
-    SELECT e.community_id, e.id, e.pubkey, e.created_at, pg_catalog.lower(s.sig)
-    FROM buzz_private.tx_prepared_events e
-    JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position) ON s.position = e.position
-    WHERE e.xid = v_xid AND e.kind = 13534
-    ON CONFLICT (community_id) DO UPDATE
-        SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
-            created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
-
-    -- The signed events as the compact NIP-01 text whose tags are the signed bytes: lists
-    -- from their stored pieces (written by prepare), 8000/8001 from their member.
+    -- One statement stores everything and returns the signed events, in prepare's order.
     RETURN QUERY
+        WITH signed AS (
+            SELECT e.*, pg_catalog.lower(s.sig) AS sig
+            FROM pg_catalog.unnest(v_events) AS e
+            JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, n) ON s.n = e.position
+        ),
+        -- Published before in this transaction: those events are replaced by these, which
+        -- count from the transaction's start. One list and one set of events per community.
+        replaced AS (
+            DELETE FROM buzz_private.tx_published_events t
+            WHERE t.xid = v_xid AND t.community_id IN (SELECT s.community_id FROM signed s)
+            RETURNING t.event_seq
+        ),
+        unstored AS (
+            DELETE FROM buzz_private.membership_events m
+            WHERE m.event_seq IN (SELECT r.event_seq FROM replaced r)
+        ),
+        stored AS (
+            INSERT INTO buzz_private.membership_events
+                (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
+            SELECT s.community_id, s.id, s.pubkey, s.created_at, s.kind, s.member_pubkey, s.sig
+            FROM signed s
+            WHERE s.kind <> 13534
+            ORDER BY s.position
+            RETURNING membership_events.community_id, membership_events.event_seq
+        ),
+        published AS (
+            INSERT INTO buzz_private.tx_published_events (xid, community_id, event_seq)
+            SELECT v_xid, st.community_id, st.event_seq FROM stored st
+        ),
+        live AS (
+            INSERT INTO buzz_private.member_lists AS l (community_id, id, pubkey, created_at, sig)
+            SELECT s.community_id, s.id, s.pubkey, s.created_at, s.sig
+            FROM signed s
+            WHERE s.kind = 13534
+            ON CONFLICT (community_id) DO UPDATE
+                SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
+                    created_at = EXCLUDED.created_at, sig = EXCLUDED.sig
+        ),
+        -- Published: every change recorded so far is covered, and the commit guard is satisfied.
+        settled AS (
+            DELETE FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid
+        )
+        -- The signed events as the compact NIP-01 text whose tags are the signed bytes:
+        -- lists from their stored pieces (written by prepare), 8000/8001 from their member.
         SELECT buzz_private.event_json(
-                   e.id, e.pubkey, e.created_at, e.kind,
-                   CASE WHEN e.kind = 13534 THEN buzz_private.list_tags(e.community_id)
-                        ELSE buzz_private.member_event_tags(e.member_pubkey) END,
-                   pg_catalog.lower(s.sig))
-        FROM buzz_private.tx_prepared_events e
-        JOIN pg_catalog.unnest(p_sigs) WITH ORDINALITY AS s (sig, position)
-          ON s.position = e.position
-        WHERE e.xid = v_xid
-        ORDER BY e.position;
-
-    -- Published: every change recorded so far is covered, and the commit guard is satisfied.
-    DELETE FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid;
-    DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
+                   s.id, s.pubkey, s.created_at, s.kind,
+                   CASE WHEN s.kind = 13534 THEN buzz_private.list_tags(s.community_id)
+                        ELSE buzz_private.member_event_tags(s.member_pubkey) END,
+                   s.sig)
+        FROM signed s
+        ORDER BY s.position;
 END
 $$;
 ALTER FUNCTION buzz.insert_signed_events(text[], text[]) OWNER TO buzz_owner;

@@ -31,6 +31,7 @@ DECLARE
     v_clock bigint;
     v_created_at bigint;
     v_serialized text;
+    v_list_id text;
     v_position integer := 0;
     v_added integer;
 BEGIN
@@ -89,42 +90,44 @@ BEGIN
         PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
         v_serialized := buzz_private.serialize_event(
             v_pubkey, v_created_at, 13534, buzz_private.list_tags(v_pending.community_id));
-        v_position := v_position + 1;
-        INSERT INTO buzz_private.tx_prepared_events
-            (xid, position, community_id, id, pubkey, kind, created_at)
-        VALUES (v_xid, v_position, v_pending.community_id, buzz_private.event_id(v_serialized),
-                v_pubkey, 13534, v_created_at)
-        RETURNING tx_prepared_events.id INTO id;
-        community_id := v_pending.community_id;
-        kind := 13534;
-        created_at := v_created_at;
-        serialized := v_serialized;
-        RETURN NEXT;
-
-        -- Net effect: a pubkey added and removed again in this transaction gets neither event.
-        INSERT INTO buzz_private.tx_prepared_events
-            (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
-        SELECT v_xid, v_position + pg_catalog.row_number() OVER (ORDER BY ev.kind, ev.pubkey),
-               v_pending.community_id,
-               buzz_private.event_id(buzz_private.serialize_event(
-                   v_pubkey, v_created_at, ev.kind, buzz_private.member_event_tags(ev.pubkey))),
-               v_pubkey, ev.kind, v_created_at, ev.pubkey
-        FROM (SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
-              FROM buzz_private.tx_member_changes ch
-              WHERE ch.xid = v_xid
-                AND ch.community_id = v_pending.community_id
-                AND ch.was_member <> EXISTS (
-                        SELECT FROM buzz_private.relay_members m
-                        WHERE m.community_id = ch.community_id AND m.pubkey = ch.pubkey)
-             ) AS ev;
-        GET DIAGNOSTICS v_added = ROW_COUNT;
+        v_list_id := buzz_private.event_id(v_serialized);
+        -- The list, then the 8000/8001 events by net effect (a pubkey added and removed again
+        -- in this transaction gets neither), each serialized once: kept (without the text)
+        -- for insert_signed_events and returned.
         RETURN QUERY
-            SELECT e.community_id, e.id, e.kind, e.created_at,
-                   buzz_private.serialize_event(e.pubkey, e.created_at, e.kind,
-                                                buzz_private.member_event_tags(e.member_pubkey))
-            FROM buzz_private.tx_prepared_events e
-            WHERE e.xid = v_xid AND e.position > v_position
-            ORDER BY e.position;
+            WITH changed AS (
+                SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
+                FROM buzz_private.tx_member_changes ch
+                WHERE ch.xid = v_xid
+                  AND ch.community_id = v_pending.community_id
+                  AND ch.was_member <> EXISTS (
+                          SELECT FROM buzz_private.relay_members m
+                          WHERE m.community_id = ch.community_id AND m.pubkey = ch.pubkey)
+            ), member_events AS (
+                SELECT pg_catalog.row_number() OVER (ORDER BY c.kind, c.pubkey) AS n, c.kind,
+                       c.pubkey AS member,
+                       buzz_private.serialize_event(v_pubkey, v_created_at, c.kind,
+                                                    buzz_private.member_event_tags(c.pubkey))
+                           AS serialized
+                FROM changed c
+            ), identified AS (
+                -- The list's text stays in v_serialized: carried here, it would be copied.
+                SELECT 0::bigint AS n, 13534 AS kind, NULL::text AS member,
+                       NULL::text AS serialized, v_list_id AS id
+                UNION ALL
+                SELECT me.*, buzz_private.event_id(me.serialized) FROM member_events me
+            ), kept AS (
+                INSERT INTO buzz_private.tx_prepared_events
+                    (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
+                SELECT v_xid, v_position + 1 + i.n::integer, v_pending.community_id, i.id,
+                       v_pubkey, i.kind, v_created_at, i.member
+                FROM identified i
+            )
+            SELECT v_pending.community_id, i.id, i.kind, v_created_at,
+                   coalesce(i.serialized, v_serialized)
+            FROM identified i
+            ORDER BY i.n;
+        GET DIAGNOSTICS v_added = ROW_COUNT;
         v_position := v_position + v_added;
     END LOOP;
 END

@@ -136,10 +136,13 @@ BEGIN
             DELETE FROM buzz_private.tx_pending_lists p WHERE p.xid = v_xid
         )
         -- The signed events as the compact NIP-01 text whose tags are the signed bytes:
-        -- lists from their stored pieces (written by prepare), 8000/8001 from their member.
+        -- a list's as prepare kept them (else from its stored pieces, which prepare wrote),
+        -- an 8000/8001's from its member.
         SELECT buzz_private.event_json(
                    s.id, s.pubkey, s.created_at, s.kind,
-                   CASE WHEN s.kind = 13534 THEN buzz_private.list_tags(s.community_id)
+                   CASE WHEN s.kind = 13534
+                        THEN coalesce(buzz_private.kept_list_tags(s.id),
+                                      buzz_private.list_tags(s.community_id))
                         ELSE buzz_private.member_event_tags(s.member_pubkey) END,
                    s.sig)
         FROM signed s

@@ -30,6 +30,7 @@ DECLARE
     v_archived boolean;
     v_clock bigint;
     v_created_at bigint;
+    v_tags text;
     v_serialized text;
     v_list_id text;
     v_position integer := 0;
@@ -88,9 +89,12 @@ BEGIN
         END IF;
 
         PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
-        v_serialized := buzz_private.serialize_event(
-            v_pubkey, v_created_at, 13534, buzz_private.list_tags(v_pending.community_id));
+        v_tags := buzz_private.list_tags(v_pending.community_id);
+        v_serialized := buzz_private.serialize_event(v_pubkey, v_created_at, 13534, v_tags);
         v_list_id := buzz_private.event_id(v_serialized);
+        -- insert_signed_events returns the list: it finds these tags by the id, not building
+        -- them again.
+        PERFORM buzz_private.keep_list_tags(v_list_id, v_tags);
         -- The list, then the 8000/8001 events by net effect (a pubkey added and removed again
         -- in this transaction gets neither), each serialized once: kept (without the text)
         -- for insert_signed_events and returned.

@@ -8,8 +8,10 @@ live list (live_list_cache, revision 0002) goes: it cost a 900 kB row version pe
 files create them again.
 
 buzz_bip340 1.1 adds nip01_json(text) -> json, which types the text the functions built as
-json without lexing it again (4-5 ms at 10,000 members). Where the extension is not installed
-(a DBA provided bip340_verify; db/extension/README.md), a SQL nip01_json that parses stands in.
+json without lexing it again (4-5 ms at 10,000 members), and keep_list_tags / kept_list_tags,
+which keep the tags prepare built for insert_signed_events to return. Where the extension is
+not installed (a DBA provided bip340_verify; db/extension/README.md), SQL stands in: a
+nip01_json that parses, and a keep that keeps nothing.
 
 Revision ID: 0004
 Revises: 0003
@@ -59,16 +61,29 @@ BEGIN
         END IF;
         ALTER EXTENSION buzz_bip340 UPDATE TO '1.1';
     ELSIF pg_catalog.to_regprocedure('buzz_private.nip01_json(text)') IS NULL THEN
-        -- Parses what it is given: correct, only slower than the extension's.
+        -- Correct, only slower than the extension's: parses what it is given, keeps nothing
+        -- (insert_signed_events then concatenates the pieces again).
         CREATE FUNCTION buzz_private.nip01_json(event text) RETURNS json
         LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
         RETURN event::json;
+        CREATE FUNCTION buzz_private.keep_list_tags(id text, tags text) RETURNS void
+        LANGUAGE sql VOLATILE STRICT
+        RETURN NULL;
+        CREATE FUNCTION buzz_private.kept_list_tags(id text) RETURNS text
+        LANGUAGE sql VOLATILE STRICT
+        RETURN NULL;
         ALTER FUNCTION buzz_private.nip01_json(text) OWNER TO buzz_owner;
+        ALTER FUNCTION buzz_private.keep_list_tags(text, text) OWNER TO buzz_owner;
+        ALTER FUNCTION buzz_private.kept_list_tags(text) OWNER TO buzz_owner;
     END IF;
 END
 $$;
 REVOKE ALL ON FUNCTION buzz_private.nip01_json(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz_private.nip01_json(text) TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz_private.keep_list_tags(text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz_private.keep_list_tags(text, text) TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz_private.kept_list_tags(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz_private.kept_list_tags(text) TO buzz_owner;
 """)
 
 
@@ -83,6 +98,8 @@ BEGIN
         ALTER EXTENSION buzz_bip340 UPDATE TO '1.0';
     ELSE
         DROP FUNCTION IF EXISTS buzz_private.nip01_json(text);
+        DROP FUNCTION IF EXISTS buzz_private.keep_list_tags(text, text);
+        DROP FUNCTION IF EXISTS buzz_private.kept_list_tags(text);
     END IF;
 END
 $$;

@@ -32,9 +32,10 @@ BEGIN
     -- Any error below rolls the DELETE back with the rest: a failed call leaves the prepared
     -- events in place for a corrected one.
     WITH taken AS (
-        DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid RETURNING e.*
+        DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid RETURNING e AS event
     )
-    SELECT coalesce(pg_catalog.array_agg(t ORDER BY t.position), '{}') INTO v_events
+    SELECT coalesce(pg_catalog.array_agg(t.event ORDER BY (t.event).position), '{}')
+    INTO v_events
     FROM taken t;
     v_count := pg_catalog.cardinality(v_events);
     IF p_ids IS NULL OR p_sigs IS NULL
@@ -63,7 +64,7 @@ BEGIN
                   HINT = 'Members changed after prepare, or the order differs: prepare again '
                          'and sign what it returns.';
     END IF;
-    SELECT k.pubkey INTO v_key FROM buzz_private.relay_key k;
+    SELECT k.pubkey::text INTO v_key FROM buzz_private.relay_key k;
     -- A rotation in this same transaction after prepare: those events name the old key.
     IF EXISTS (SELECT FROM pg_catalog.unnest(v_events) AS e WHERE e.pubkey IS DISTINCT FROM v_key) THEN
         RAISE EXCEPTION 'the events were prepared with a key that is no longer the relay key'
@@ -93,23 +94,26 @@ BEGIN
                   HINT = 'Sign each prepared id (32 bytes) with the relay key as BIP-340 Schnorr, in prepare''s order.';
     END IF;
 
-    -- One statement stores everything and returns the signed events, in prepare's order.
+    -- Published before in this transaction: those events are replaced by these, which count
+    -- from the transaction's start. One list and one set of events per community. They are
+    -- the community's events at that list's created_at (no other list of the community has
+    -- it, and none can commit while this transaction holds the list lock).
+    WITH replaced AS (
+        DELETE FROM buzz_private.tx_published_events t
+        WHERE t.xid = v_xid
+          AND t.community_id IN (SELECT e.community_id FROM pg_catalog.unnest(v_events) AS e)
+        RETURNING t.community_id, t.created_at
+    )
+    DELETE FROM buzz_private.membership_events m
+    USING replaced r
+    WHERE m.community_id = r.community_id AND m.created_at = r.created_at;
+
+    -- One statement stores the rest and returns the signed events, in prepare's order.
     RETURN QUERY
         WITH signed AS (
             SELECT x.community_id, x.position, x.id, x.pubkey, x.kind, x.created_at,
                    x.member_pubkey, pg_catalog.lower(x.unnest) AS sig
             FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_sigs)) AS x
-        ),
-        -- Published before in this transaction: those events are replaced by these, which
-        -- count from the transaction's start. One list and one set of events per community.
-        replaced AS (
-            DELETE FROM buzz_private.tx_published_events t
-            WHERE t.xid = v_xid AND t.community_id IN (SELECT s.community_id FROM signed s)
-            RETURNING t.event_seq
-        ),
-        unstored AS (
-            DELETE FROM buzz_private.membership_events m
-            WHERE m.event_seq IN (SELECT r.event_seq FROM replaced r)
         ),
         stored AS (
             INSERT INTO buzz_private.membership_events
@@ -118,11 +122,10 @@ BEGIN
             FROM signed s
             WHERE s.kind <> 13534
             ORDER BY s.position
-            RETURNING membership_events.community_id, membership_events.event_seq
         ),
         published AS (
-            INSERT INTO buzz_private.tx_published_events (xid, community_id, event_seq)
-            SELECT v_xid, st.community_id, st.event_seq FROM stored st
+            INSERT INTO buzz_private.tx_published_events (xid, community_id, created_at)
+            SELECT v_xid, s.community_id, s.created_at FROM signed s WHERE s.kind = 13534
         ),
         live AS (
             INSERT INTO buzz_private.member_lists AS l (community_id, id, pubkey, created_at, sig)

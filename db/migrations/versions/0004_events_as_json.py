@@ -49,6 +49,17 @@ DROP TABLE buzz_private.live_list_cache;
 -- 25,000 members in a community): reading a 10,000-member list is then 256 rows, not 256 more
 -- lookups in the TOAST table and as many decompressions.
 ALTER TABLE buzz_private.member_list_pieces SET (toast_tuple_target = 8160);
+-- What a transaction published, to replace if it publishes again: one row per community (the
+-- list's created_at names its events), not one per event (10,000 rows for a batch).
+DROP TABLE buzz_private.tx_published_events;
+CREATE UNLOGGED TABLE buzz_private.tx_published_events (
+    xid xid8 NOT NULL,
+    community_id uuid NOT NULL,
+    created_at bigint NOT NULL,
+    PRIMARY KEY (xid, community_id)
+);
+ALTER TABLE buzz_private.tx_published_events OWNER TO buzz_owner;
+REVOKE ALL ON TABLE buzz_private.tx_published_events FROM PUBLIC;
 
 DO $$
 BEGIN
@@ -92,6 +103,15 @@ def downgrade() -> None:
     run_sql(f"""
 {drop_changed_functions()}
 ALTER TABLE buzz_private.member_list_pieces RESET (toast_tuple_target);
+DROP TABLE buzz_private.tx_published_events;
+CREATE UNLOGGED TABLE buzz_private.tx_published_events (
+    xid xid8 NOT NULL,
+    community_id uuid NOT NULL,
+    event_seq bigint NOT NULL,
+    PRIMARY KEY (xid, community_id, event_seq)
+);
+ALTER TABLE buzz_private.tx_published_events OWNER TO buzz_owner;
+REVOKE ALL ON TABLE buzz_private.tx_published_events FROM PUBLIC;
 DO $$
 BEGIN
     IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'buzz_bip340') THEN

@@ -24,7 +24,7 @@ SELECT ok((SELECT c.archived_at IS NOT NULL FROM buzz_private.communities c WHER
 SELECT is(buzz.archive_community(:'c'), 'unchanged', 'archived again: unchanged');
 SELECT ok(NOT pg_temp.marked(), 'archiving is not a membership write: no list owed');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
-SELECT is(buzz.member_list(:'c'), :'list'::jsonb, 'the live list stays');
+SELECT is(buzz.member_list(:'c')::text, :'list', 'the live list stays, the same bytes');
 
 -- Every membership write raises BZARC
 SELECT pg_temp.arc(format('SELECT buzz.add_relay_member(%L, %L)', :'c', pg_temp.pk(2)), 'add_relay_member: BZARC');

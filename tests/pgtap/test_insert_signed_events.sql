@@ -1,9 +1,11 @@
--- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF jsonb
+-- buzz.insert_signed_events(p_ids text[], p_sigs text[]) -> SETOF json
 -- Phase two of a list write: one signature per prepared row in prepare's order, BZSTL for any
 -- other set of ids (wrong count, unknown, reordered, NULL, prepared before a later change),
 -- BZSIG for a malformed signature or one that does not verify (another key's, swapped, one bit
 -- flipped) with nothing stored, empty arrays when nothing is prepared, the signed events it
--- returns and stores, the commit guard it clears, the same id prepared twice for two
+-- returns and stores (each one's text byte for byte the compact NIP-01 object built from the
+-- prepared fields and the signature given, its id the sha256 of the serialization of exactly
+-- those tag bytes), the commit guard it clears, the same id prepared twice for two
 -- communities with the same members, and who may call it.
 -- The NOTIFY it queues is delivered only at commit: covered by pytest.
 BEGIN;
@@ -14,7 +16,7 @@ RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT * FROM buzz.insert_signed_events(%s, %s)', p_ids, p_sigs),
                  p_code, NULL, p_description);
 
-SELECT plan(60);
+SELECT plan(64);
 
 -- Nothing prepared
 SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
@@ -93,7 +95,10 @@ SELECT is(pg_temp.guard(), 'BZUNS', 'after the refusals the list is still owed')
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(2)), 'added', 'another member added after prepare');
 SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(2)), 'BZSTL',
                              '... the earlier ids: BZSTL');
-SELECT pg_temp.prepared_ids() AS ids \gset
+CREATE TEMP TABLE prepared_rows AS
+SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY
+              AS p (community_id, id, kind, created_at, serialized, ord);
+SELECT array_agg(x.id ORDER BY x.ord) AS ids FROM prepared_rows x \gset
 SELECT is(cardinality(:'ids'::text[]), 3, '... prepare again: the list and two 8000');
 
 -- The signed events
@@ -110,18 +115,42 @@ SELECT ok((SELECT bool_and(pg_temp.id_ok(s.event)) FROM signed s), '... each id 
 SELECT ok((SELECT bool_and(s.event ->> 'sig' = (:'sigs'::text[])[s.ord]) FROM signed s),
           '... each with its signature, stored in lowercase');
 SELECT ok((SELECT bool_and(s.event ->> 'pubkey' = pg_temp.relay_pubkey() AND s.event ->> 'content' = ''
-                           AND (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(s.event) k)
-                               = ARRAY['content', 'created_at', 'id', 'kind', 'pubkey', 'sig', 'tags'])
+                           AND (SELECT array_agg(k) FROM json_object_keys(s.event) k)
+                               = ARRAY['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig'])
            FROM signed s),
-          '... NIP-01 objects by the relay key, with empty content');
-SELECT is(buzz.member_list(:'c'), (SELECT s.event FROM signed s WHERE s.ord = 1),
-          'the list is now the live one');
+          '... NIP-01 objects by the relay key, with empty content, keys in NIP-01''s order');
+SELECT is((SELECT pg_typeof(s.event)::text FROM signed s WHERE s.ord = 1), 'json', '... returned as json');
+-- Byte identity, against the object built from the prepared fields: tags built from the members
+-- (the list) or the member (8000), the signature given (in lowercase).
+SELECT results_eq(
+    'SELECT s.event::text FROM signed s ORDER BY s.ord',
+    format($$SELECT pg_temp.nip01_object(p.id, p.pubkey, p.created_at, p.kind, p.tags, lower(p.sig)) COLLATE "default"
+             FROM (SELECT x.id, pg_temp.relay_pubkey() AS pubkey, x.created_at, x.kind,
+                          CASE WHEN x.kind = 13534 THEN pg_temp.expected_tags(%L)
+                               ELSE pg_temp.member_event_tags(x.serialized::jsonb #>> '{4,1,1}') END AS tags,
+                          (%L::text[])[x.ord] AS sig, x.ord
+                   FROM prepared_rows x) p
+             ORDER BY p.ord$$, :'c', :'sigs'),
+    '... each one''s text is byte for byte the compact NIP-01 object built from its fields');
+SELECT is_empty($$SELECT x.ord FROM prepared_rows x
+                  WHERE x.id IS DISTINCT FROM pg_temp.nip01_id(
+                          pg_temp.relay_pubkey(), x.created_at, x.kind,
+                          CASE WHEN x.kind = 13534 THEN pg_temp.expected_tags(x.community_id)
+                               ELSE pg_temp.member_event_tags(x.serialized::jsonb #>> '{4,1,1}') END)$$,
+                '... each id is the sha256 of [0,pubkey,created_at,kind,tags,content] with those tag bytes');
+SELECT is_empty($$SELECT s.ord FROM signed s JOIN prepared_rows x ON x.ord = s.ord
+                  WHERE x.serialized IS DISTINCT FROM
+                        format('[0,%s,%s,%s,%s,""]', to_json(s.event ->> 'pubkey'), s.event ->> 'created_at',
+                               s.event ->> 'kind', s.event -> 'tags')$$,
+                '... and its tags are the very bytes prepare serialized and the signature covers');
+SELECT is(buzz.member_list(:'c')::text, (SELECT s.event::text FROM signed s WHERE s.ord = 1),
+          'the list is now the live one, the same bytes');
 SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
                   format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),
                   '... naming the members');
-SELECT is_empty(format('SELECT s.event FROM signed s WHERE s.ord > 1
-                        EXCEPT SELECT * FROM buzz.membership_events(%L)', :'c'),
-                'the 8000s are stored');
+SELECT is_empty(format('SELECT s.event::text FROM signed s WHERE s.ord > 1
+                        EXCEPT SELECT e::text FROM buzz.membership_events(%L) e', :'c'),
+                'the 8000s are stored, the same bytes');
 SELECT ok(NOT pg_temp.marked(), 'nothing is owed any more');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
 SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(3)), 'BZSTL',
@@ -134,7 +163,7 @@ SELECT community_id AS d1 FROM buzz.create_community('one.example.org', pg_temp.
 SELECT community_id AS d2 FROM buzz.create_community('two.example.org', pg_temp.pk(20)) \gset
 SELECT is(pg_temp.flush(), 4, 'two communities of one owner published together: two lists, two 8000');
 SELECT ok(buzz.member_list(:'d1') IS NOT NULL AND buzz.member_list(:'d2') IS NOT NULL
-          AND buzz.member_list(:'d1') -> 'tags' = buzz.member_list(:'d2') -> 'tags',
+          AND (buzz.member_list(:'d1') -> 'tags')::text = (buzz.member_list(:'d2') -> 'tags')::text,
           '... each stored for its community, with the same tags');
 SELECT pg_temp.clock() + 10 AS ahead \gset
 UPDATE buzz_private.member_lists SET created_at = :ahead WHERE community_id IN (:'d1', :'d2');

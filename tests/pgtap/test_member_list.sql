@@ -1,20 +1,31 @@
--- buzz.member_list(p_community uuid) -> jsonb
--- The live signed kind 13534 list as a NIP-01 object: its fields, tags (["-"] first, then
--- every member by pubkey with its role), an id that hashes its content, the committed list
--- until a new one is inserted, archived communities, NULL for an unknown or NULL community or
--- one without a list, the copy insert_signed_events keeps (served while its id is the live
--- list's, else the list is built from its pieces), and who may call it.
+-- buzz.member_list(p_community uuid) -> json
+-- The live signed kind 13534 list as the compact NIP-01 object: its fields, tags (["-"] first,
+-- then every member by pubkey with its role), its text byte for byte the object built
+-- independently from the list's fields (keys in NIP-01's order, no whitespace), an id that is
+-- the sha256 of the serialization of exactly those tag bytes, the committed list until a new
+-- one is inserted, archived communities, NULL for an unknown or NULL community or one without
+-- a list, built from the stored header and pieces every time (no kept copy), and who may call it.
 BEGIN;
 \ir lib/fixtures.sql
 
-SELECT plan(35);
+-- The compact NIP-01 text the live list of a community must be, built from its stored header
+-- (id, pubkey, created_at, sig) and the tags of its stored members.
+CREATE FUNCTION pg_temp.expected_list(p_community uuid) RETURNS text LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT pg_temp.nip01_object(l.id, l.pubkey, l.created_at, 13534,
+                                pg_temp.expected_tags(p_community), l.sig)
+    FROM buzz_private.member_lists l WHERE l.community_id = p_community;
+END;
+
+SELECT plan(38);
 
 SELECT pg_temp.community() AS c \gset
 SELECT buzz.member_list(:'c') AS first \gset
 
-SELECT is((SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(:'first'::jsonb) k),
-          ARRAY['content', 'created_at', 'id', 'kind', 'pubkey', 'sig', 'tags'],
-          'a NIP-01 event: id, pubkey, created_at, kind, tags, content, sig');
+SELECT is(pg_typeof(buzz.member_list(:'c'))::text, 'json', 'member_list returns json');
+SELECT is((SELECT array_agg(k) FROM json_object_keys(:'first'::json) k),
+          ARRAY['id', 'pubkey', 'created_at', 'kind', 'tags', 'content', 'sig'],
+          'a NIP-01 event: id, pubkey, created_at, kind, tags, content, sig, in that order');
 SELECT is(:'first'::jsonb -> 'kind', '13534'::jsonb, '... of kind 13534');
 SELECT is(:'first'::jsonb ->> 'pubkey', pg_temp.relay_pubkey(), '... by the relay key');
 SELECT is(:'first'::jsonb -> 'content', '""'::jsonb, '... with empty content');
@@ -29,60 +40,75 @@ SELECT is(:'first'::jsonb ->> 'id',
                                           :'first'::jsonb ->> 'created_at', pg_temp.expected_tags(:'c')),
                                    'UTF8')), 'hex'),
           '... its id is the sha256 of its NIP-01 serialization');
+SELECT is(:'first'::text, pg_temp.expected_list(:'c'),
+          '... its text is byte for byte the compact object built from its fields');
 
 -- After changes
 SELECT is(buzz.add_relay_members(:'c', ARRAY[pg_temp.pk(1), pg_temp.pk(2), pg_temp.pk(3)]), 3, 'members added');
 SELECT is(buzz.update_relay_member_role(:'c', pg_temp.pk(2), 'admin'), 'updated', '... one made admin');
-SELECT is(buzz.member_list(:'c'), :'first'::jsonb, 'before its list is written the live list is the committed one');
+SELECT is(buzz.member_list(:'c')::text, :'first', 'before its list is written the live list is the committed one');
 SELECT is(pg_temp.flush(), 4, '... published');
 SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
                   $$SELECT v.pubkey, v.role FROM (VALUES (pg_temp.pk(0), 'owner'), (pg_temp.pk(1), 'member'),
                          (pg_temp.pk(2), 'admin'), (pg_temp.pk(3), 'member')) v (pubkey, role)
                     ORDER BY v.pubkey COLLATE "C"$$,
                   'the new list names every member with its role, by pubkey');
-SELECT is(buzz.member_list(:'c') -> 'tags' -> 0, '["-"]'::jsonb, '... ["-"] first');
+SELECT is(buzz.member_list(:'c')::jsonb -> 'tags' -> 0, '["-"]'::jsonb, '... ["-"] first');
 SELECT ok(pg_temp.id_ok(buzz.member_list(:'c')), '... its id hashes its content');
-SELECT cmp_ok((buzz.member_list(:'c') ->> 'created_at')::bigint, '>', (:'first'::jsonb ->> 'created_at')::bigint,
+SELECT cmp_ok((buzz.member_list(:'c')::jsonb ->> 'created_at')::bigint, '>', (:'first'::jsonb ->> 'created_at')::bigint,
               '... a later created_at');
+SELECT is(buzz.member_list(:'c')::text, pg_temp.expected_list(:'c'),
+          '... its text is byte for byte the compact object built from its fields');
+SELECT is(buzz.member_list(:'c')::jsonb ->> 'id',
+          pg_temp.nip01_id(pg_temp.relay_pubkey(), (buzz.member_list(:'c')::jsonb ->> 'created_at')::bigint,
+                           13534, pg_temp.expected_tags(:'c')),
+          '... whose id is the sha256 of [0,pubkey,created_at,kind,tags,content] with those tag bytes');
+SELECT ok(buzz_private.bip340_verify(decode(buzz.member_list(:'c')::jsonb ->> 'sig', 'hex'),
+                                     decode(buzz.member_list(:'c')::jsonb ->> 'id', 'hex'),
+                                     decode(pg_temp.relay_pubkey(), 'hex')),
+          '... and whose signature verifies for that id and the relay key');
 
 -- Archived, unknown, NULL, without a list
 SELECT buzz.member_list(:'c') AS live \gset
 SELECT is(buzz.archive_community(:'c'), 'archived', 'archived');
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, '... the list is still served');
+SELECT is(buzz.member_list(:'c')::text, :'live', '... the list is still served, the same bytes');
 SELECT ok(buzz.member_list(gen_random_uuid()) IS NULL, 'an unknown community: NULL');
 SELECT ok(buzz.member_list(NULL) IS NULL, 'a NULL community: NULL');
 SELECT pg_temp.community('other.example.org') AS other \gset
 DELETE FROM buzz_private.member_lists WHERE community_id = :'other';
 SELECT ok(buzz.member_list(:'other') IS NULL, 'a community whose list was deleted: NULL');
 
--- The copy kept by insert_signed_events (live_list_cache)
-SELECT is((SELECT k.id FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
-          :'live'::jsonb ->> 'id', 'insert_signed_events kept a copy of the live list');
-SELECT is((SELECT k.event FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
-          buzz_private.list_event(:'c'), '... equal to the list built from its header and pieces');
-UPDATE buzz_private.live_list_cache SET event = event || '{"content": "changed"}' WHERE community_id = :'c';
-SELECT is(buzz.member_list(:'c') ->> 'content', 'changed', 'member_list serves the copy');
-SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'c'), $$VALUES ('cache_differs')$$,
-                  '... and member_list_drift tells when it differs from the list');
-UPDATE buzz_private.live_list_cache SET sig = repeat('ab', 64) WHERE community_id = :'c';
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'a copy whose sig is not the stored one is not served');
-UPDATE buzz_private.live_list_cache SET sig = :'live'::jsonb ->> 'sig', id = repeat('0', 64) WHERE community_id = :'c';
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'a copy of another list is not served: built from the pieces');
-SELECT is_empty(format('SELECT * FROM buzz.member_list_drift(%L)', :'c'), '... nor reported');
-DELETE FROM buzz_private.live_list_cache WHERE community_id = :'c';
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'no copy (emptied by a crash): built from the pieces');
+-- Built from the stored header and pieces every time: nothing else is kept to serve instead
+UPDATE buzz_private.member_lists SET sig = repeat('ab', 64) WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c')::text, replace(:'live', :'live'::jsonb ->> 'sig', repeat('ab', 64)),
+          'a changed stored signature is served at once: the text is built from the header');
+SELECT results_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'c'), $$VALUES ('bad_signature')$$,
+                  '... and member_list_drift reports it');
+UPDATE buzz_private.member_lists SET sig = :'live'::jsonb ->> 'sig' WHERE community_id = :'c';
+UPDATE buzz_private.member_list_pieces SET tags = replace(tags, '"admin"', '"member"')
+WHERE community_id = :'c' AND tags LIKE '%"admin"%';
+SELECT is(buzz.member_list(:'c')::text, replace(:'live', '"admin"', '"member"'),
+          'a changed stored piece is served at once: the tags are the stored pieces');
+SELECT set_eq(format('SELECT problem FROM buzz.member_list_drift(%L)', :'c'),
+              $$VALUES ('members_differ'), ('id_mismatch')$$,
+              '... and member_list_drift reports it');
+UPDATE buzz_private.member_list_pieces SET tags = replace(tags, format('"%s","member"', pg_temp.pk(2)),
+                                                          format('"%s","admin"', pg_temp.pk(2)))
+WHERE community_id = :'c';
+SELECT is(buzz.member_list(:'c')::text, :'live', 'the pieces put back: the same bytes as before');
+SELECT is_empty(format('SELECT * FROM buzz.member_list_drift(%L)', :'c'), '... and no drift');
 SELECT is(buzz.unarchive_community(:'c'), 'unarchived', 'unarchived');
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(4)), 'added', '... a member added');
 SELECT is(pg_temp.flush(), 2, '... published');
-SELECT is((SELECT k.event FROM buzz_private.live_list_cache k WHERE k.community_id = :'c'),
-          buzz_private.list_event(:'c'), 'the next list is kept again');
+SELECT is(buzz.member_list(:'c')::text, pg_temp.expected_list(:'c'),
+          'the next list is again the compact object built from its fields');
 SELECT buzz.member_list(:'c') AS live \gset
 
 -- Who may call it
 SET LOCAL ROLE buzz_reader;
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'buzz_reader may');
+SELECT is(buzz.member_list(:'c')::text, :'live', 'buzz_reader may');
 SET LOCAL ROLE buzz_writer;
-SELECT is(buzz.member_list(:'c'), :'live'::jsonb, 'buzz_writer may');
+SELECT is(buzz.member_list(:'c')::text, :'live', 'buzz_writer may');
 RESET ROLE;
 
 SELECT * FROM finish();

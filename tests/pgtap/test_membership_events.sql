@@ -1,6 +1,8 @@
--- buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0) -> SETOF jsonb
+-- buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0) -> SETOF json
 -- The signed 8000/8001 events of a community, oldest first (a write's events in prepare's
--- order), with created_at >= p_since; their fields and ids; none for role changes, republish
+-- order), with created_at >= p_since; their fields and ids; each one's text byte for byte the
+-- compact NIP-01 object built from its stored fields, its id the sha256 of the serialization
+-- of exactly those tag bytes; none for role changes, republish
 -- or a net no-op; no rows for an unknown, NULL or deleted community; and who may call it.
 BEGIN;
 \ir lib/fixtures.sql
@@ -14,7 +16,7 @@ BEGIN ATOMIC
     ORDER BY x.o;
 END;
 
-SELECT plan(23);
+SELECT plan(26);
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -36,12 +38,27 @@ SELECT results_eq(format('SELECT * FROM pg_temp.signed_member_events(%L)', :'c')
 SELECT ok((SELECT bool_and(pg_temp.id_ok(e)) FROM buzz.membership_events(:'c') e), '... each id hashes its event');
 SELECT ok((SELECT bool_and(e ->> 'pubkey' = pg_temp.relay_pubkey() AND e ->> 'content' = ''
                            AND e ->> 'sig' ~ '^[0-9a-f]{128}$'
-                           AND e -> 'tags' = jsonb_build_array(jsonb_build_array('-'),
-                                                               jsonb_build_array('p', e #>> '{tags,1,1}')))
+                           AND (e -> 'tags')::jsonb = jsonb_build_array(jsonb_build_array('-'),
+                                                                        jsonb_build_array('p', e #>> '{tags,1,1}')))
            FROM buzz.membership_events(:'c') e),
           '... by the relay key, tags [["-"],["p",pubkey]], empty content, signed');
-SELECT is((SELECT array_agg(DISTINCT k ORDER BY k) FROM buzz.membership_events(:'c') e, jsonb_object_keys(e) k),
+SELECT is((SELECT array_agg(DISTINCT k ORDER BY k) FROM buzz.membership_events(:'c') e, json_object_keys(e) k),
           ARRAY['content', 'created_at', 'id', 'kind', 'pubkey', 'sig', 'tags'], '... NIP-01 objects');
+SELECT is((SELECT pg_typeof(e)::text FROM buzz.membership_events(:'c') e LIMIT 1), 'json',
+          '... returned as json');
+-- Byte identity: the text of each, in order, is the compact object built from its stored fields.
+SELECT results_eq(format('SELECT e::text FROM buzz.membership_events(%L) e', :'c'),
+                  format($$SELECT pg_temp.nip01_object(s.id, s.pubkey, s.created_at, s.kind,
+                                                        pg_temp.member_event_tags(s.member_pubkey), s.sig) COLLATE "default"
+                           FROM buzz_private.membership_events s WHERE s.community_id = %L
+                           ORDER BY s.created_at, s.event_seq$$, :'c'),
+                  '... each one''s text is byte for byte the compact NIP-01 object of its fields');
+SELECT is_empty(format($$SELECT e::text FROM buzz.membership_events(%L) e
+                         WHERE e ->> 'id' IS DISTINCT FROM
+                               pg_temp.nip01_id(pg_temp.relay_pubkey(), (e ->> 'created_at')::bigint,
+                                                (e ->> 'kind')::integer,
+                                                pg_temp.member_event_tags(e #>> '{tags,1,1}'))$$, :'c'),
+                '... each id is the sha256 of [0,pubkey,created_at,kind,tags,content] with those tag bytes');
 
 -- p_since
 SELECT results_eq(format('SELECT kind, member FROM pg_temp.signed_member_events(%L, %s)', :'c', :t2),

@@ -59,7 +59,7 @@ SELECT pg_temp.t_is((SELECT pg_catalog.count(*) FROM buzz.insert_signed_events(:
 SELECT pg_temp.t_is(pg_temp.guard(), NULL::text, '... then the commit guard passes');
 
 -- Reads
-SELECT pg_temp.t_is(buzz.member_list(:'c') -> 'tags',
+SELECT pg_temp.t_is((buzz.member_list(:'c') -> 'tags')::jsonb,
                     (SELECT pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_array('-'))
                             || coalesce(pg_catalog.jsonb_agg(pg_catalog.jsonb_build_array('member', m.pubkey, m.role)
                                                                         ORDER BY m.pubkey COLLATE "C"), '[]'::jsonb)

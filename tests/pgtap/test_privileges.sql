@@ -4,7 +4,8 @@
 -- the read functions; neither may touch buzz_private (no USAGE, no table privilege, no
 -- function), checked in the catalog and by real attempts under SET LOCAL ROLE (42501); the
 -- three roles are NOLOGIN; the advisory lock functions and every buzz_private function are
--- not executable by PUBLIC.
+-- not executable by PUBLIC. Every buzz_private helper pins the same search_path too, but those
+-- inlined into their callers (SQL-standard bodies, not SECURITY DEFINER, setting nothing).
 BEGIN;
 \ir lib/fixtures.sql
 
@@ -37,7 +38,7 @@ RETURN EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('
 -- A role with no grant at all, for real attempts (gone at ROLLBACK).
 CREATE ROLE buzz_pgtap_privileges_stranger NOLOGIN;
 
-SELECT plan(56);
+SELECT plan(57);
 
 -- The signature check: buzz_private.bip340_verify, of the buzz_bip340 extension
 SELECT is((SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'buzz_bip340'),
@@ -58,9 +59,19 @@ SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND NOT
                 'every buzz function is SECURITY DEFINER');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.proowner <> 'buzz_owner'::regrole$$,
                 'every buzz and buzz_private function is owned by buzz_owner');
+-- A helper of buzz_private may set nothing so that the planner inlines it into the queries
+-- that call it (a function with a SET clause is never inlined): safe only for a SQL-standard
+-- body, whose names were bound when it was created, running as its caller (not SECURITY DEFINER).
+SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f JOIN pg_proc p ON p.oid = f.oid
+                  WHERE f.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']
+                    AND NOT (f.schema = 'buzz_private' AND f.proconfig IS NULL AND NOT f.prosecdef
+                             AND p.prosqlbody IS NOT NULL
+                             AND p.prolang = (SELECT l.oid FROM pg_language l WHERE l.lanname = 'sql'))$$,
+                'every buzz and buzz_private function pins search_path to pg_catalog, pg_temp and sets nothing else, '
+                'but the inlined helpers (SQL-standard bodies, not SECURITY DEFINER, setting nothing)');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
-                  WHERE f.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']$$,
-                'every buzz and buzz_private function pins search_path to pg_catalog, pg_temp and sets nothing else');
+                  WHERE f.schema = 'buzz' AND f.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']$$,
+                '... no API function is one of them');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND pg_temp.executable_by_public(f.oid)$$,
                 'no buzz function is executable by PUBLIC');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f

@@ -28,7 +28,7 @@ SELECT cmp_ok((SELECT p.created_at FROM pg_temp.prepared() p), '>',
 SELECT is(buzz.republish_member_list(:'c')::text, '', 'republished twice');
 SELECT is(pg_temp.flush(), 1, '... still one list');
 SELECT isnt(buzz.member_list(:'c') ->> 'id', :'before'::jsonb ->> 'id', '... a new live list');
-SELECT is(buzz.member_list(:'c') -> 'tags', :'before'::jsonb -> 'tags', '... with the same members');
+SELECT is((buzz.member_list(:'c') -> 'tags')::text, (:'before'::json -> 'tags')::text, '... with the same members (the same tag bytes)');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
 SELECT is_empty(format('SELECT * FROM buzz.membership_events(%L, %s)', :'c',
                        buzz.member_list(:'c') ->> 'created_at'),

@@ -20,7 +20,7 @@ SELECT ok((SELECT c.archived_at IS NULL FROM buzz_private.communities c WHERE c.
 SELECT is(buzz.unarchive_community(:'c'), 'unchanged', 'unarchived again: unchanged');
 SELECT ok(NOT pg_temp.marked(), 'archiving and unarchiving owe no list');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
-SELECT is(buzz.member_list(:'c'), :'list'::jsonb, '... the live list is the same');
+SELECT is(buzz.member_list(:'c')::text, :'list', '... the live list is the same, byte for byte');
 
 -- Writes work again
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'membership writes work again');

@@ -3,8 +3,9 @@
 `pg_dumpall --roles-only` and `pg_dump -Fc` of a database with communities, members, invites
 and events; a fresh cluster (a LocalCluster of its own on a free port, the buzz_bip340 extension
 installed on the machine); the roles, then `pg_restore --disable-triggers` into a new database.
-Every list is byte-identical, drift is empty, a write commits with its list, and a write without
-its list still fails at COMMIT with BZUNS.
+Every list and event is byte-identical (the text member_list and membership_events serve),
+drift is empty, a write commits with its list, and a write without its list still fails at
+COMMIT with BZUNS.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def run(*argv: str | Path) -> str:
 
 
 def lists(url: str) -> dict[str, str]:
+    """Each community's live list, as the text member_list serves."""
     with psycopg.connect(url) as c:
         return dict(
             c.execute(
@@ -42,6 +44,16 @@ def lists(url: str) -> dict[str, str]:
                 " FROM buzz.communities() ORDER BY 1"
             ).fetchall()
         )
+
+
+def events(url: str) -> list[tuple[str, str]]:
+    """Every community's 8000/8001 events, as the text membership_events serves."""
+    with psycopg.connect(url) as c:
+        return c.execute(
+            "SELECT c.community_id::text, e::text FROM buzz.communities() c,"
+            " LATERAL buzz.membership_events(c.community_id) WITH ORDINALITY AS x (e, n)"
+            " ORDER BY 1, x.n"
+        ).fetchall()
 
 
 def test_dump_and_restore_into_a_fresh_cluster(
@@ -52,7 +64,9 @@ def test_dump_and_restore_into_a_fresh_cluster(
     other = mem.create_community(new_host(), new_pubkey()).details["community_id"]
     mem.add_relay_members(other, [new_pubkey() for _ in range(50)], "member", "import")
     mem.create_relay_invite(community.cid, community.owner, max_uses=5)
-    before = lists(db_url)
+    before, before_events = lists(db_url), events(db_url)
+    assert len(before) == 2 and all(before.values())
+    assert len(before_events) == 1 + 3 + 1 + 50
 
     source = LocalCluster()  # only for its binaries
     bindir = source.bindir
@@ -73,6 +87,7 @@ def test_dump_and_restore_into_a_fresh_cluster(
         run(bindir / "pg_restore", "--disable-triggers", "--exit-on-error", "-d", url, dump)
 
         assert lists(url) == before, "a list changed in the round trip"
+        assert events(url) == before_events, "an event changed in the round trip"
         with Membership.connect(url, key) as restored:
             assert restored.member_list_drift() == []
             write = restored.add_relay_member(community.cid, new_pubkey())

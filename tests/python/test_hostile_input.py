@@ -675,18 +675,19 @@ def _tables(su: psycopg.Connection) -> tuple[list[str], list[str], list[str]]:
         " WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'S')"
         " ORDER BY c.relname"
     ).fetchall()
-    # Scratch: per-transaction state, empty between transactions. Kept: everything else
-    # (live_list_cache is unlogged too, but holds the served lists).
+    # Scratch: per-transaction state (unlogged), empty between transactions. Kept: everything
+    # else, all logged (no unlogged copy of the lists is kept: member_list builds them).
     scratch = [r[0] for r in rows if r[1] == "r" and r[0].startswith("tx_")]
     kept = [r[0] for r in rows if r[1] == "r" and not r[0].startswith("tx_")]
     assert all(r[2] == "u" for r in rows if r[0] in scratch), rows
+    assert all(r[2] == "p" for r in rows if r[0] in kept), rows
     sequences = [r[0] for r in rows if r[1] == "S"]
     return kept, scratch, sequences
 
 
 def snapshot(su: psycopg.Connection) -> dict[str, Any]:
     kept, scratch, sequences = _tables(su)
-    assert {"relay_members", "member_lists", "communities", "live_list_cache"} <= set(kept)
+    assert {"relay_members", "member_lists", "member_list_pieces", "communities"} <= set(kept)
     parts = [
         sql.SQL(
             "SELECT {name}, pg_catalog.count(*),"

@@ -36,7 +36,7 @@ from buzz_signer.errors import (
     translated,
 )
 from buzz_signer.keys import RelayKey
-from buzz_signer.membership import Membership, MembershipWrite
+from buzz_signer.membership import Membership, MembershipWrite, Published
 from buzz_signer.nostr import event_id, serialize_event
 from buzz_signer.signer import PreparedEvent, RefusedToSign, Signer
 
@@ -47,8 +47,11 @@ class Boom(Exception):
     """Raised by a sabotaged step of a write."""
 
 
-def publish_raw(conn: psycopg.Connection, key: RelayKey) -> list[dict[str, Any]]:
-    """Prepare, sign and insert on a raw connection, without committing."""
+def publish_raw_signed(
+    conn: psycopg.Connection, key: RelayKey
+) -> tuple[list[dict[str, Any]], Published]:
+    """Prepare, sign and insert on a raw connection, without committing: the events that
+    insert_signed_events returned, and what was signed (as the client API holds it)."""
     rows = conn.execute(
         "SELECT community_id, id, kind, created_at, serialized"
         " FROM buzz.prepare_membership_events(%s)",
@@ -56,13 +59,19 @@ def publish_raw(conn: psycopg.Connection, key: RelayKey) -> list[dict[str, Any]]
     ).fetchall()
     prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
     sigs = Signer(key).sign_all(prepared)
-    return [
+    returned = [
         r[0]
         for r in conn.execute(
             "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
             ([p.id for p in prepared], sigs),
         )
     ]
+    return returned, Published(prepared, sigs)
+
+
+def publish_raw(conn: psycopg.Connection, key: RelayKey) -> list[dict[str, Any]]:
+    """Prepare, sign and insert on a raw connection, without committing."""
+    return publish_raw_signed(conn, key)[0]
 
 
 # 2. A failed list write rolls the membership change back.
@@ -333,9 +342,12 @@ def test_raw_two_phase_write_commits(conn, reader, key, community):
         conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community.cid, a)).fetchone()[0]
         == "added"
     )
-    events = publish_raw(conn, key)
+    events, published = publish_raw_signed(conn, key)
     conn.commit()
-    w = MembershipWrite("added", events[0], tuple(events))
+    w = MembershipWrite("added", published)
+    # What insert_signed_events returned is what was signed.
+    assert w.snapshot == events[0]
+    assert w.events == tuple(events)
     assert_live_list(
         reader, community.cid, events[0], key.pubkey, {community.owner: "owner", a: "member"}
     )

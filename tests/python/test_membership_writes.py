@@ -6,15 +6,20 @@ of unknown communities."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
+import json
 import random
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import nostr_sdk
+import psycopg
 import pytest
 from async_bridge import BlockingAsyncMembership
+from psycopg.types.string import TextLoader
 
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
@@ -22,6 +27,7 @@ from fixtures_membership import (
     assert_live_list,
     assert_noop,
     assert_user_events,
+    expected_tags,
     members_of,
     new_host,
     new_pubkey,
@@ -32,6 +38,7 @@ from fixtures_membership import (
 from buzz_signer.errors import CommunityArchived
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership, MembershipWrite
+from buzz_signer.signer import PreparedEvent, Signer
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -45,6 +52,7 @@ def mem(request: pytest.FixtureRequest, db_url: str, key: RelayKey):
         yield m
     finally:
         m.close()
+
 
 # A change case runs setup writes and then the write under test. It returns
 # (community id, the write, the expected members after it, pubkeys added, pubkeys removed).
@@ -181,7 +189,8 @@ def _direct_sql(m: Membership, c: Community, su: Any) -> Change:
             "DELETE FROM buzz_private.relay_members WHERE community_id = %s AND pubkey = %s",
             (c.cid, b),
         )
-    w = MembershipWrite(None, tx.lists.get(str(c.cid)), tx.events)
+    w = MembershipWrite.of(None, tx.published)
+    assert w.snapshot == tx.lists.get(str(c.cid))
     return c.cid, w, {c.owner: "owner", a: "admin"}, {a}, {b}
 
 
@@ -626,7 +635,8 @@ def test_batch_writes_one_list(mem, reader, key, community):
     assert list(tx.lists) == [str(community.cid)]
     snap = tx.lists[str(community.cid)]
     assert [ev["kind"] for ev in tx.events].count(13534) == 1
-    w = MembershipWrite(None, snap, tx.events)
+    w = MembershipWrite.of(None, tx.published)
+    assert (w.snapshot, w.events) == (snap, tx.events)
     assert_live_list(
         reader, community.cid, snap, key.pubkey, {community.owner: "owner", b: "admin", d: "member"}
     )
@@ -812,7 +822,8 @@ def test_random_changes_keep_the_list_exact(mem, reader, key, community):
             for p in pks[2:]:
                 if model.get(p) not in (None, "owner"):
                     del model[p]
-            w = MembershipWrite(None, tx.lists.get(str(community.cid)), tx.events)
+            w = MembershipWrite.of(None, tx.published)
+            assert w.snapshot == tx.lists.get(str(community.cid))
         added = set(model) - set(before)
         removed = set(before) - set(model)
         if model == before:
@@ -842,3 +853,80 @@ def test_the_events_a_call_returns_are_the_ones_the_database_serves(mem, reader,
         *((8000, pk) for pk in added),
         (8001, gone),
     ]
+
+
+def _text_conn(db_url: str) -> psycopg.Connection:
+    """A connection that loads json as the text the server sends, unparsed."""
+    conn = psycopg.connect(db_url)
+    conn.adapters.register_loader("json", TextLoader)
+    return conn
+
+
+def _compact(text: str) -> str:
+    return json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+
+
+def _verify_text(text: str) -> dict[str, Any]:
+    """The event text is compact NIP-01 (keys in order, no whitespace) and rust-nostr verifies
+    it as it is; returns the event."""
+    assert isinstance(text, str)
+    assert text == _compact(text)
+    ev = json.loads(text)
+    assert list(ev) == ["id", "pubkey", "created_at", "kind", "tags", "content", "sig"]
+    sdk = nostr_sdk.Event.from_json(text)
+    assert sdk.verify()
+    assert sdk.id().to_hex() == ev["id"]
+    return ev
+
+
+def test_a_1000_member_list_is_compact_nip01_text_that_verifies(mem, key, community, db_url):
+    """The json the API returns is the compact NIP-01 text, exactly: the list of 1,000 members
+    as member_list sends it, as insert_signed_events returned it, and the 8000/8001 events."""
+    pubkeys = [new_pubkey() for _ in range(998)]
+    w = mem.add_relay_members(community.cid, pubkeys)
+    assert w.outcome == 998
+    with _text_conn(db_url) as conn:
+        # One more member in a raw two-phase write: what insert_signed_events returns.
+        last = new_pubkey()
+        conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community.cid, last))
+        rows = conn.execute(
+            "SELECT community_id, id, kind, created_at, serialized"
+            " FROM buzz.prepare_membership_events(%s)",
+            (key.pubkey,),
+        ).fetchall()
+        prepared = [PreparedEvent(str(r[0]), *r[1:]) for r in rows]
+        sigs = Signer(key).sign_all(prepared)
+        returned = [
+            r[0]
+            for r in conn.execute(
+                "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
+                ([p.id for p in prepared], sigs),
+            )
+        ]
+        conn.commit()
+        text = conn.execute("SELECT buzz.member_list(%s)", (community.cid,)).fetchone()[0]
+        events = [r[0] for r in conn.execute("SELECT buzz.membership_events(%s)", (community.cid,))]
+    ev = _verify_text(text)
+    assert ev["kind"] == 13534 and ev["pubkey"] == key.pubkey
+    assert len(ev["tags"]) == 1 + 1000
+    assert ev["tags"] == expected_tags(
+        {community.owner: "owner", last: "member"} | {pk: "member" for pk in pubkeys}
+    )
+    assert ev["tags"][0] == ["-"]
+    # Its tags are the very bytes that were signed: the id is the sha256 of prepare's text,
+    # [0,pubkey,created_at,kind,tags,content], whose tags are byte for byte the text's.
+    signed = prepared[0].serialized
+    assert hashlib.sha256(signed.encode()).hexdigest() == ev["id"]
+    head = f'[0,"{key.pubkey}",{ev["created_at"]},13534,'
+    assert signed.startswith(head) and signed.endswith(',""]')
+    tags = signed[len(head) : -len(',""]')]
+    assert text == (
+        f'{{"id":"{ev["id"]}","pubkey":"{key.pubkey}","created_at":{ev["created_at"]},'
+        f'"kind":13534,"tags":{tags},"content":"","sig":"{ev["sig"]}"}}'
+    )
+    assert text == returned[0]  # what insert_signed_events returned, byte for byte
+    assert [_verify_text(t)["kind"] for t in returned] == [13534, 8000]
+    assert returned[1] == events[-1]
+    assert len(events) == 1000  # the owner's 8000, then one per member added
+    for t in events:
+        assert _verify_text(t)["kind"] == 8000

@@ -33,7 +33,7 @@ RETURN encode(sha256(convert_to('member ' || n, 'UTF8')), 'hex');
 
 -- Prepare, "sign" and insert, then settle: the signed events, as insert_signed_events
 -- returns them. See publish_with and settle below.
-CREATE FUNCTION pg_temp.publish() RETURNS SETOF jsonb LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.publish() RETURNS SETOF json LANGUAGE plpgsql AS $$
 BEGIN
     RETURN QUERY SELECT * FROM pg_temp.publish_with(pg_temp.relay_pubkey());
 END
@@ -80,7 +80,7 @@ CREATE FUNCTION pg_temp.listed(p_community uuid) RETURNS TABLE (pubkey text, rol
 LANGUAGE sql
 BEGIN ATOMIC
     SELECT t ->> 1, t ->> 2
-    FROM jsonb_array_elements(buzz.member_list(p_community) -> 'tags') WITH ORDINALITY AS e (t, i)
+    FROM jsonb_array_elements(buzz.member_list(p_community)::jsonb -> 'tags') WITH ORDINALITY AS e (t, i)
     WHERE i > 1
     ORDER BY i;
 END;
@@ -146,7 +146,7 @@ BEGIN ATOMIC
 END;
 
 -- pg_temp.publish() with another relay key (key rotation).
-CREATE FUNCTION pg_temp.publish_with(p_key text) RETURNS SETOF jsonb LANGUAGE plpgsql AS $$
+CREATE FUNCTION pg_temp.publish_with(p_key text) RETURNS SETOF json LANGUAGE plpgsql AS $$
 DECLARE
     v_ids text[];
 BEGIN
@@ -174,24 +174,55 @@ BEGIN ATOMIC
     WHERE m.community_id = p_community;
 END;
 
--- The NIP-01 serialization of a signed event given as JSON (its tags re-serialized without
--- whitespace), built independently of the project's helpers.
-CREATE FUNCTION pg_temp.serialization(p_event jsonb) RETURNS text LANGUAGE sql IMMUTABLE
+-- A list of tags (JSON) as JSON.stringify writes it, re-serialized element by element
+-- without whitespace, independently of the project's helpers.
+CREATE FUNCTION pg_temp.canonical_tags(p_tags jsonb) RETURNS text LANGUAGE sql IMMUTABLE
 BEGIN ATOMIC
-    SELECT '[0,' || to_json(p_event ->> 'pubkey')::text || ',' || (p_event ->> 'created_at')
-           || ',' || (p_event ->> 'kind') || ','
-           || '[' || coalesce((SELECT string_agg(
-                        '[' || (SELECT string_agg(to_json(v)::text, ',' ORDER BY j)
-                                FROM jsonb_array_elements_text(t) WITH ORDINALITY AS x (v, j))
-                        || ']', ',' ORDER BY i)
-                      FROM jsonb_array_elements(p_event -> 'tags') WITH ORDINALITY AS e (t, i)), '')
-           || ']' || ',' || to_json(p_event ->> 'content')::text || ']';
+    SELECT '[' || coalesce((SELECT string_agg(
+                     '[' || (SELECT string_agg(to_json(v)::text, ',' ORDER BY j)
+                             FROM jsonb_array_elements_text(t) WITH ORDINALITY AS x (v, j))
+                     || ']', ',' ORDER BY i)
+                   FROM jsonb_array_elements(p_tags) WITH ORDINALITY AS e (t, i)), '')
+           || ']';
 END;
 
--- Does the id of a signed event (JSON) hash its content?
-CREATE FUNCTION pg_temp.id_ok(p_event jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
+-- The NIP-01 serialization [0,pubkey,created_at,kind,tags,content] of a signed event given as
+-- json, with its tags and content exactly the bytes the event's text holds (json's -> returns
+-- a value's text as it is written).
+CREATE FUNCTION pg_temp.serialization(p_event json) RETURNS text LANGUAGE sql IMMUTABLE
+BEGIN ATOMIC
+    SELECT '[0,' || to_json(p_event ->> 'pubkey')::text || ',' || (p_event ->> 'created_at')
+           || ',' || (p_event ->> 'kind') || ',' || (p_event -> 'tags')::text
+           || ',' || (p_event -> 'content')::text || ']';
+END;
+
+-- Does the id of a signed event (json) hash its content, with the tag bytes it holds, and are
+-- those bytes the compact form JSON.stringify writes?
+CREATE FUNCTION pg_temp.id_ok(p_event json) RETURNS boolean LANGUAGE sql IMMUTABLE
 RETURN p_event ->> 'id'
-       = encode(sha256(convert_to(pg_temp.serialization(p_event), 'UTF8')), 'hex');
+       = encode(sha256(convert_to(pg_temp.serialization(p_event), 'UTF8')), 'hex')
+   AND (p_event -> 'tags')::text = pg_temp.canonical_tags((p_event -> 'tags')::jsonb);
+
+-- The id NIP-01 gives an event with empty content: the sha256 of the UTF-8 bytes of
+-- [0,pubkey,created_at,kind,tags,""], tags being exactly the text given.
+CREATE FUNCTION pg_temp.nip01_id(p_pubkey text, p_created_at bigint, p_kind integer, p_tags text)
+RETURNS text LANGUAGE sql IMMUTABLE
+RETURN encode(sha256(convert_to('[0,' || to_json(p_pubkey)::text || ',' || p_created_at::text
+                                || ',' || p_kind::text || ',' || p_tags || ',""]', 'UTF8')), 'hex');
+
+-- The compact NIP-01 object of a signed event with empty content, built from its fields:
+-- keys id, pubkey, created_at, kind, tags, content, sig in that order, no whitespace, tags
+-- exactly the text given. What the API must return, byte for byte.
+CREATE FUNCTION pg_temp.nip01_object(p_id text, p_pubkey text, p_created_at bigint, p_kind integer,
+                                     p_tags text, p_sig text)
+RETURNS text LANGUAGE sql IMMUTABLE
+RETURN '{"id":' || to_json(p_id)::text || ',"pubkey":' || to_json(p_pubkey)::text
+       || ',"created_at":' || p_created_at::text || ',"kind":' || p_kind::text
+       || ',"tags":' || p_tags || ',"content":"","sig":' || to_json(p_sig)::text || '}';
+
+-- The tags of an 8000/8001 event naming a member, built independently.
+CREATE FUNCTION pg_temp.member_event_tags(p_member text) RETURNS text LANGUAGE sql IMMUTABLE
+RETURN '[["-"],["p",' || to_json(p_member)::text || ']]';
 
 -- The commit guard, now: the SQLSTATE that SET CONSTRAINTS ALL IMMEDIATE raises (what COMMIT
 -- would raise), or NULL when it passes. Constraints are deferred again afterwards.

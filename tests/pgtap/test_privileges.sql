@@ -19,6 +19,8 @@ INSERT INTO api VALUES
     ('remove_relay_member_if_role', false), ('republish_member_list', false),
     ('revoke_relay_invite', false), ('rotate_relay_key', false), ('transfer_ownership', false),
     ('unarchive_community', false), ('update_relay_member_role', false),
+    -- writers only: who invited whom (NIP-86 listclaims) is not for readers
+    ('relay_invites', false),
     ('community_id', true), ('relay_members', true), ('member_list', true),
     ('membership_events', true), ('member_list_drift', true), ('communities', true);
 CREATE VIEW pg_temp.fns AS

@@ -130,6 +130,17 @@ class Invite(NamedTuple):
     expires_at: dt.datetime
 
 
+class InviteRecord(NamedTuple):
+    """An invite as buzz.relay_invites lists it: everything but its code."""
+
+    invite_id: uuid.UUID
+    created_by: str
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    max_uses: int | None
+    use_count: int
+
+
 class Member(NamedTuple):
     pubkey: str
     role: str
@@ -381,6 +392,10 @@ def _members(rows: list[tuple[Any, ...]]) -> list[Member]:
     return [Member(*r) for r in rows]
 
 
+def _invites(rows: list[tuple[Any, ...]]) -> list[InviteRecord]:
+    return [InviteRecord(*r) for r in rows]
+
+
 def _column(rows: list[tuple[Any, ...]]) -> list[Any]:
     return [r[0] for r in rows]
 
@@ -441,6 +456,10 @@ class _MembershipAPI:
 
     def relay_members(self, community: Community) -> list[Member]:
         return self._read(_members, "SELECT * FROM buzz.relay_members(%s)", community)
+
+    def relay_invites(self, community: Community) -> list[InviteRecord]:
+        """Every invite of the community, oldest first, without its code (writers only)."""
+        return self._read(_invites, "SELECT * FROM buzz.relay_invites(%s)", community)
 
     def member_list(self, community: Community) -> dict[str, Any] | None:
         return self._read(_first, "SELECT buzz.member_list(%s)", community)

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ..errors import BuzzError, translated
 from ..keys import RelayKey
-from ..membership import AsyncMembership
+from ..membership import AsyncMembership, InviteRecord, Member
 from .filters import WireEvent
 from .protocol import Community
 
@@ -106,6 +106,33 @@ class DatabaseBackend:
     async def leave(self, community: uuid.UUID, pubkey: str) -> str:
         write = await self._membership(lambda m: m.remove_relay_member(community, pubkey))
         return write.outcome
+
+    # For NIP-86 management (management.py) ------------------------------------------
+
+    async def allow(self, community: uuid.UUID, pubkey: str, by: str) -> str:
+        write = await self._membership(
+            lambda m: m.add_relay_member(community, pubkey, "member", by)
+        )
+        return write.outcome
+
+    async def members(self, community: uuid.UUID) -> list[Member]:
+        return await self._membership(lambda m: m.relay_members(community))
+
+    async def invites(self, community: uuid.UUID) -> list[InviteRecord]:
+        return await self._membership(lambda m: m.relay_invites(community))
+
+    async def create_invite(
+        self, community: uuid.UUID, requester: str, max_uses: int | None, ttl_seconds: int
+    ) -> tuple[uuid.UUID, str, int]:
+        invite = await self._membership(
+            lambda m: m.create_relay_invite(
+                community, requester, max_uses, dt.timedelta(seconds=ttl_seconds)
+            )
+        )
+        return invite.invite_id, invite.code, int(invite.expires_at.timestamp())
+
+    async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
+        return await self._membership(lambda m: m.revoke_relay_invite(community, invite_id))
 
     # For the server --------------------------------------------------------------
 

@@ -23,8 +23,10 @@ from ..signer import Signer
 from .backend import DatabaseBackend
 from .hub import Hub
 from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
+from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
+from .management import Management, ReplayGuard
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
-from .protocol import Community, RelaySession
+from .protocol import Community, RelaySession, normalize_host
 
 log = logging.getLogger("buzz_relay")
 
@@ -38,7 +40,7 @@ except PackageNotFoundError:  # run from a checkout that was never installed
 HARD_FRAME_LIMIT = 16 * 1024 * 1024
 # How long a Host -> community look-up is trusted (communities are rarely created or moved).
 HOST_CACHE_SECONDS = 10.0
-SUPPORTED_NIPS = [1, 11, 42, 43, 70]
+SUPPORTED_NIPS = [1, 11, 42, 43, 70, 86]
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Headers": "Accept, Authorization, Content-Type",
@@ -67,6 +69,7 @@ class _State:
     metrics: RelayMetrics
     signer: Signer
     invite_window: SlidingWindow
+    management: Management
     per_ip: Counter[str] = field(default_factory=Counter)
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
@@ -103,8 +106,10 @@ def create_app(config: RelayConfig) -> web.Application:
         metrics=metrics,
         signer=Signer(config.key),
         invite_window=SlidingWindow(config.limits.invites_per_hour, 3600),
+        management=Management(backend, ReplayGuard()),
     )
     app.router.add_get("/", root)
+    app.router.add_post("/", manage)
     app.router.add_route("OPTIONS", "/", preflight)
     app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/healthz", healthz)
@@ -209,6 +214,26 @@ def information_document(state: _State, community: Community) -> dict[str, Any]:
             "restricted_writes": True,
         },
     }
+
+
+async def manage(request: web.Request) -> web.Response:
+    """NIP-86: one JSON-RPC request, authorized by NIP-98 (management.py)."""
+    state = request.app[STATE]
+    community = await _community(request)
+    if community is None:
+        raise web.HTTPNotFound(
+            text=f"no community is served at host {request.host!r}\n", headers=CORS_HEADERS
+        )
+    if request.content_type != MANAGEMENT_CONTENT_TYPE:
+        status, answer = 415, {"error": f"invalid: Content-Type must be {MANAGEMENT_CONTENT_TYPE}"}
+    else:
+        # The u tag may name the community's host or the Host the client used (as for AUTH).
+        hosts = {community.host, normalize_host(request.host or "")} - {None}
+        status, answer = await state.management.handle(
+            community, request.headers.get("Authorization"), await request.read(), hosts
+        )
+    state.metrics.request("manage", str(status))
+    return web.json_response(answer, status=status, headers=CORS_HEADERS)
 
 
 async def preflight(request: web.Request) -> web.Response:

@@ -116,7 +116,7 @@ def test_nip11_document_with_cors(relay: Relay):
     assert headers["Access-Control-Allow-Origin"] == "*"
     doc = json.loads(body)
     assert doc["self"] == relay.key.pubkey
-    assert {1, 11, 42, 43, 70} <= set(doc["supported_nips"])
+    assert {1, 11, 42, 43, 70, 86} <= set(doc["supported_nips"])
     assert doc["limitation"]["auth_required"] is False
 
 

@@ -73,6 +73,18 @@ def _limit_option(name: str, help_text: str):
 @_limit_option("auth_per_minute", "AUTH messages per connection per minute.")
 @_limit_option("invites_per_hour", "Invites minted per pubkey per hour.")
 @_limit_option("max_queued_messages", "Messages queued for a slow client before closing it.")
+@click.option(
+    "--upstream",
+    metavar="ws://HOST:PORT",
+    help="Make that relay members-only: pass it every message that is not NIP-42/43.",
+)
+@click.option(
+    "--read",
+    type=click.Choice(["members", "anyone"]),
+    default="members",
+    show_default=True,
+    help="With --upstream: who may read the upstream's events.",
+)
 @click.option("--log-level", default="info", show_default=True)
 def main(
     listen: str,
@@ -80,6 +92,8 @@ def main(
     key_file: Path | None,
     invite_role: str,
     pool_size: int,
+    upstream: str | None,
+    read: str,
     log_level: str,
     **limits: int,
 ) -> None:
@@ -90,8 +104,12 @@ def main(
       DATABASE_URL=postgresql://buzz@db/buzz BUZZ_RELAY_SECRET_KEY=... \\
         buzz-relay --listen 0.0.0.0:7447
       buzz-relay --community relay.example.org --key-file /etc/buzz/relay.key
+      buzz-relay --upstream ws://127.0.0.1:7777     # a members-only strfry/khatru
     """
     host, port = _listen(listen)
+    if upstream is not None and not upstream.startswith(("ws://", "wss://")):
+        click.echo("buzz-relay: --upstream must be a ws:// or wss:// URL", err=True)
+        sys.exit(2)
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -108,8 +126,8 @@ def main(
         limits=Limits(**limits),
         invite_role=invite_role,
         pool_size=pool_size,
+        upstream=upstream,
+        read_anyone=read == "anyone",
     )
-    logging.getLogger("buzz_relay").info(
-        "buzz-relay %s listening on %s:%d", key.npub, host, port
-    )
+    logging.getLogger("buzz_relay").info("buzz-relay %s listening on %s:%d", key.npub, host, port)
     run(config, host, port)

@@ -242,6 +242,10 @@ class RelaySession:
     def subscription_count(self) -> int:
         return len(self._subscriptions)
 
+    async def role_of(self, pubkey: str) -> str | None:
+        """The base role of `pubkey` in this connection's community, None for a non-member."""
+        return await self._backend.role_of(self.community.id, pubkey)
+
     def _notice(self, text: str) -> str:
         self._observer.request("message", "notice")
         return _message("NOTICE", text)
@@ -461,7 +465,9 @@ class RelaySession:
     async def _join(self, event: dict[str, Any]) -> tuple[bool, str]:
         claim = _first_tag(event, "claim")
         if claim is None or len(claim) < 2 or not 0 < len(claim[1]) <= 256:
-            raise _Refused('invalid: a join request needs a ["claim", <invite code>] tag', "invalid")
+            raise _Refused(
+                'invalid: a join request needs a ["claim", <invite code>] tag', "invalid"
+            )
         self._require_fresh(event)
         if _first_tag(event, "-") is not None:
             self._require_author(event)

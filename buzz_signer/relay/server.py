@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
+import aiohttp
 from aiohttp import WSMsgType, web
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..keys import RelayKey
 from ..signer import Signer
 from .backend import DatabaseBackend
+from .gate import Gate
 from .hub import Hub
 from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
@@ -58,6 +60,9 @@ class RelayConfig:
     invite_role: str = "admin"
     pool_size: int = 10
     name: str = "buzz membership relay"
+    # --upstream URL: the members-only gate in front of that relay (gate.py); --read anyone.
+    upstream: str | None = None
+    read_anyone: bool = False
 
 
 @dataclass
@@ -74,6 +79,8 @@ class _State:
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+    http: aiohttp.ClientSession | None = None  # to the upstream relay, with --upstream
+    upstream_document: dict[str, Any] | None = None  # its NIP-11 document, once read
 
 
 STATE = web.AppKey("buzz_relay_state", _State)
@@ -128,6 +135,9 @@ async def _start(app: web.Application) -> None:
             "buzz-relay: the database did not answer within 30 s; check DATABASE_URL"
         ) from None
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
+    if state.config.upstream is not None:
+        state.http = aiohttp.ClientSession()
+        await _upstream_document(state)
     if state.config.community is not None:
         community = await state.backend.community(state.config.community)
         if community is None:
@@ -148,6 +158,26 @@ async def _stop(app: web.Application) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     await state.pool.close()
+    if state.http is not None:
+        await state.http.close()
+
+
+async def _upstream_document(state: _State) -> dict[str, Any] | None:
+    """The upstream relay's NIP-11 document, read once it answers (None until then)."""
+    if state.upstream_document is None and state.http is not None and state.config.upstream:
+        url = "http" + state.config.upstream.removeprefix("ws")  # ws: -> http:, wss: -> https:
+        try:
+            async with state.http.get(
+                url,
+                headers={"Accept": "application/nostr+json"},
+                timeout=aiohttp.ClientTimeout(total=5),
+            ) as resp:
+                document = await resp.json(content_type=None)
+            if isinstance(document, dict):
+                state.upstream_document = document
+        except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
+            log.warning("upstream relay: no NIP-11 document yet (%s)", type(exc).__name__)
+    return state.upstream_document
 
 
 # ------------------------------------------------------------------ the community
@@ -183,8 +213,9 @@ async def root(request: web.Request) -> web.StreamResponse:
     if request.headers.get("Upgrade", "").lower() == "websocket":
         return await websocket(request, community)
     if "application/nostr+json" in request.headers.get("Accept", ""):
+        state = request.app[STATE]
         return web.json_response(
-            information_document(request.app[STATE], community),
+            information_document(state, community, await _upstream_document(state)),
             content_type="application/nostr+json",
             headers=CORS_HEADERS,
         )
@@ -195,8 +226,24 @@ async def root(request: web.Request) -> web.StreamResponse:
     )
 
 
-def information_document(state: _State, community: Community) -> dict[str, Any]:
+def information_document(
+    state: _State, community: Community, upstream: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Ours; behind the gate, the upstream's with our key, our NIPs and our limits added."""
     limits = state.config.limits
+    if state.config.upstream is not None:
+        document = dict(upstream or {})
+        nips = document.get("supported_nips")
+        theirs = {n for n in nips if type(n) is int} if isinstance(nips, list) else set()
+        limitation = document.get("limitation")
+        document |= {
+            "self": state.config.key.pubkey,
+            "supported_nips": sorted(theirs | set(SUPPORTED_NIPS)),
+            "limitation": (limitation if isinstance(limitation, dict) else {})
+            | {"auth_required": not state.config.read_anyone, "restricted_writes": True},
+        }
+        document.setdefault("name", state.config.name)
+        return document
     return {
         "name": state.config.name,
         "description": f"NIP-43 membership of {community.host}: its signed member list, "
@@ -297,18 +344,26 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
                 await ws.send_str(await outbox.get())
 
     writer = asyncio.create_task(write())
-    state.hub.register(session, send)
+    # Behind the gate, the gate answers (and forwards) and takes the live events.
+    handler: RelaySession | Gate = session
+    if state.http is not None and state.config.upstream is not None:
+        handler = Gate(
+            session, state.http, state.config.upstream, send, read_anyone=state.config.read_anyone
+        )
+    state.hub.register(handler, send)
     try:
         send(session.greeting())
         async for msg in ws:
             if msg.type == WSMsgType.TEXT:
-                send(await session.handle(msg.data))
+                send(await handler.handle(msg.data))
             elif msg.type == WSMsgType.BINARY:
-                send(await session.handle(msg.data.decode("utf-8", "replace")))
+                send(await handler.handle(msg.data.decode("utf-8", "replace")))
             elif msg.type == WSMsgType.ERROR:
                 break
     finally:
-        state.hub.unregister(session)
+        state.hub.unregister(handler)
+        if isinstance(handler, Gate):
+            await handler.close()
         writer.cancel()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):
             await writer

@@ -1,0 +1,248 @@
+"""The members-only gate (`buzz-relay --upstream`): buzz-relay in front of any relay.
+
+A `Gate` wraps one connection's RelaySession. NIP-42 and NIP-43 (AUTH; REQ for the membership
+kinds and invites; EVENT 28934 and 28936; CLOSE of such subscriptions) are the session's. Any
+other client message goes to the upstream relay, on one upstream connection per client
+connection (`Upstream`), and the upstream's answers come back as they are (SPEC §7):
+
+- an `EVENT` of another kind only from a connection AUTHed as a member, for an event that
+  member wrote; else `OK false auth-required:` or `restricted: members only`;
+- `REQ` and `COUNT` of other kinds only from an AUTHed member when reads are for members
+  (`--read members`); with `--read anyone`, from anyone;
+- when a list that no longer names the AUTHed member commits, the connection's upstream
+  subscriptions get `CLOSED restricted:` and are closed upstream: no more reading, no more
+  writing, from that moment;
+- when the upstream goes away, each of its subscriptions gets `CLOSED error:` and a `NOTICE`
+  says so; the next message that needs it connects again.
+
+Like the session, the gate knows no server: it is given the upstream and a `send` for
+messages that arrive on their own (from the upstream, or live ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import aiohttp
+
+from ..nostr import KIND_INVITE, KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST, KIND_MEMBERSHIP_LIST
+from .filters import WireEvent
+from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession
+
+__all__ = ["Gate", "Upstream"]
+
+log = logging.getLogger("buzz_relay")
+
+# What the session answers itself: the membership kinds, invites, join and leave requests.
+OWN_READ_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE})
+OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST})
+CONNECT_TIMEOUT_SECONDS = 10.0
+
+
+def _message(*parts: Any) -> str:
+    return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
+
+
+class Upstream:
+    """One websocket to the upstream relay for one client connection, opened when first needed.
+
+    Whatever the upstream sends is handed to `on_message`; when the connection ends, to
+    `on_lost`. Its NIP-42 challenges are not passed on: the gate authenticates clients itself.
+    """
+
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        on_message: Callable[[str], None],
+        on_lost: Callable[[], None],
+    ) -> None:
+        self._http, self._url = http, url
+        self._on_message, self._on_lost = on_message, on_lost
+        self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._connecting = asyncio.Lock()
+
+    async def send(self, text: str) -> bool:
+        """Send one message upstream, connecting first if need be; False if it cannot."""
+        async with self._connecting:
+            if self._ws is None or self._ws.closed:
+                try:
+                    self._ws = await self._http.ws_connect(
+                        self._url,
+                        timeout=aiohttp.ClientWSTimeout(ws_close=5),
+                        max_msg_size=16 * 1024 * 1024,
+                    )
+                except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                    log.warning(
+                        "upstream relay %s: cannot connect (%s)", self._url, type(exc).__name__
+                    )
+                    self._ws = None
+                    return False
+                self._reader = asyncio.create_task(self._read(self._ws))
+        try:
+            await self._ws.send_str(text)
+        except (aiohttp.ClientError, ConnectionError, RuntimeError):
+            return False
+        return True
+
+    async def _read(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        try:
+            async for msg in ws:
+                if msg.type == aiohttp.WSMsgType.TEXT and not msg.data.startswith('["AUTH"'):
+                    self._on_message(msg.data)
+                elif msg.type in (aiohttp.WSMsgType.ERROR, aiohttp.WSMsgType.CLOSE):
+                    break
+        finally:
+            if self._ws is ws:
+                self._ws = None
+            self._on_lost()
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+        if self._ws is not None:
+            await self._ws.close()
+
+
+class Gate:
+    """One client connection through the gate: the session's own messages, or the upstream's."""
+
+    def __init__(
+        self,
+        session: RelaySession,
+        http: aiohttp.ClientSession,
+        upstream_url: str,
+        send: Callable[[list[str]], None],
+        *,
+        read_anyone: bool = False,
+    ) -> None:
+        self.session = session
+        self.community = session.community
+        self._send = send
+        self._read_anyone = read_anyone
+        self._upstream = Upstream(http, upstream_url, self._from_upstream, self._upstream_lost)
+        self._upstream_subscriptions: set[str] = set()
+        self._member: bool | None = None  # of the AUTHed pubkey; None: ask the database
+
+    # ------------------------------------------------------------------ from the client
+
+    async def handle(self, text: str) -> list[str]:
+        """The relay messages answering one client message now (the upstream answers later)."""
+        try:
+            msg = json.loads(text)
+        except (ValueError, RecursionError):
+            msg = None
+        if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str:
+            return await self.session.handle(text)
+        verb = msg[0]
+        if verb == "AUTH":
+            self._member = None
+            return await self.session.handle(text)
+        if (
+            verb == "EVENT"
+            and isinstance(msg[1], dict)
+            and msg[1].get("kind") not in OWN_WRITE_KINDS
+        ):
+            return await self._write(text, msg[1])
+        if verb in ("REQ", "COUNT") and type(msg[1]) is str and self._for_upstream(verb, msg[2:]):
+            return await self._read(text, verb, msg[1])
+        if verb == "CLOSE" and msg[1] in self._upstream_subscriptions:
+            self._upstream_subscriptions.discard(msg[1])
+            await self._upstream.send(text)
+            return []
+        return await self.session.handle(text)
+
+    @staticmethod
+    def _for_upstream(verb: str, filters: list[Any]) -> bool:
+        """A COUNT always; a REQ unless every filter names only the membership kinds."""
+        if verb == "COUNT":
+            return True
+        return not all(
+            isinstance(f, dict)
+            and isinstance(f.get("kinds"), list)
+            and f["kinds"]
+            and all(k in OWN_READ_KINDS for k in f["kinds"])
+            for f in filters
+        )
+
+    async def _is_member(self) -> bool:
+        pubkey = self.session.pubkey
+        if pubkey is None:
+            return False
+        if self._member is None:
+            self._member = await self.session.role_of(pubkey) is not None
+        return self._member
+
+    async def _write(self, text: str, event: dict[str, Any]) -> list[str]:
+        event_id = event.get("id") if isinstance(event.get("id"), str) else ""
+        if self.session.pubkey is None:
+            return [_message("OK", event_id, False, "auth-required: members only; AUTH first")]
+        if event.get("pubkey") != self.session.pubkey or not await self._is_member():
+            return [
+                _message("OK", event_id, False, "restricted: members only, for their own events")
+            ]
+        if not await self._upstream.send(text):
+            return [_message("OK", event_id, False, "error: the upstream relay is unavailable")]
+        return []
+
+    async def _read(self, text: str, verb: str, sub_id: str) -> list[str]:
+        if not self._read_anyone:
+            if self.session.pubkey is None:
+                return [_message("CLOSED", sub_id, "auth-required: this relay is for members")]
+            if not await self._is_member():
+                return [_message("CLOSED", sub_id, "restricted: this relay is for members")]
+        if verb == "REQ":
+            self._upstream_subscriptions.add(sub_id)
+        if not await self._upstream.send(text):
+            self._upstream_subscriptions.discard(sub_id)
+            return [_message("CLOSED", sub_id, "error: the upstream relay is unavailable")]
+        return []
+
+    # ------------------------------------------------------------------ from elsewhere
+
+    def _from_upstream(self, text: str) -> None:
+        if text.startswith('["CLOSED"'):
+            with contextlib.suppress(ValueError, IndexError, TypeError):
+                self._upstream_subscriptions.discard(json.loads(text)[1])
+        self._send([text])
+
+    def _upstream_lost(self) -> None:
+        closed = [
+            _message("CLOSED", s, "error: the upstream relay went away; subscribe again")
+            for s in sorted(self._upstream_subscriptions)
+        ]
+        self._upstream_subscriptions.clear()
+        self._send([*closed, _message("NOTICE", "error: the upstream relay went away")])
+
+    def deliver(self, events: Iterable[WireEvent]) -> list[str]:
+        """The session's live events, and the end of upstream access for a member a newly
+        committed list no longer names."""
+        events = list(events)
+        out = self.session.deliver(events)
+        pubkey = self.session.pubkey
+        lists = [ev for ev in events if ev.kind == KIND_MEMBERSHIP_LIST]
+        if pubkey is None or not lists:
+            return out
+        # Member tags are ["member","<pubkey>",...]: the list's text names the pubkey or not.
+        self._member = f'["member","{pubkey}",' in lists[-1].text
+        if not self._member and self._upstream_subscriptions:
+            for sub_id in sorted(self._upstream_subscriptions):
+                out.append(_message("CLOSED", sub_id, "restricted: you are no longer a member"))
+                asyncio.ensure_future(self._upstream.send(_message("CLOSE", sub_id)))
+            self._upstream_subscriptions.clear()
+        return out
+
+    @property
+    def subscription_count(self) -> int:
+        return self.session.subscription_count + len(self._upstream_subscriptions)
+
+    async def close(self) -> None:
+        await self._upstream.close()

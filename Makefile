@@ -105,9 +105,10 @@ bench-deps: db
 	  rm -f "$$log"; \
 	fi
 
-bench: bench-deps ## benchmark membership writes, then buzz-relay over the wire: tables, bench/out/{bench,wire}.json
+bench: bench-deps ## benchmark membership writes, buzz-relay over the wire, the members-only gate: bench/out/{bench,wire,gate}.json
 	@$(PY) -m bench.run $(BENCH_ARGS)
 	@$(PY) -m bench.wire $(BENCH_ARGS)
+	@$(PY) -m bench.gate $(BENCH_ARGS)
 
 # make soak SOAK_MINUTES=2; SOAK_ARGS passes other options (python -m bench.soak --help).
 SOAK_MINUTES ?= 10

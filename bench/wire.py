@@ -91,6 +91,12 @@ def join_event(sk: PrivateKey, code: str) -> str:
     return json.dumps(["EVENT", ev])
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -99,12 +105,20 @@ def rss_mb(pid: int) -> float:
 
 
 class RelayUnderTest:
-    def __init__(self, url: str, key: RelayKey, cid: Any, port: int, log_path: Path) -> None:
+    def __init__(
+        self,
+        url: str,
+        key: RelayKey,
+        cid: Any,
+        port: int,
+        log_path: Path,
+        *flags: str,
+    ) -> None:
         env = os.environ | {"DATABASE_URL": url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()}
         relay = Path(sys.executable).with_name("buzz-relay")
         self.proc = subprocess.Popen(
             [str(relay), "--listen", f"127.0.0.1:{port}", "--community", str(cid),
-             "--max-connections-per-ip", "100000", "--log-level", "warning"],
+             "--max-connections-per-ip", "100000", "--log-level", "warning", *flags],
             env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
@@ -216,10 +230,7 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
     key, owner = RelayKey.generate(), PrivateKey().public_key_xonly.format().hex()
     with Membership.connect(url, key) as mem:
         cid = mem.create_community("bench.example.org", owner).details["community_id"]
-        with socket.socket() as s:  # a free loopback port
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        relay = RelayUnderTest(url, key, cid, port, out / "wire-relay.log")
+        relay = RelayUnderTest(url, key, cid, free_port(), out / "wire-relay.log")
         try:
             rss_idle0 = rss_mb(relay.proc.pid)
             # limit=0: each websocket holds a connector slot (default 100) while it is open.

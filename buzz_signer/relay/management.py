@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from ..errors import BuzzError, InvalidArgument
 from ..membership import InviteRecord, Member
@@ -97,6 +98,22 @@ def _tag(event: dict[str, Any], name: str) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
+def _names_this_relay(url: str | None, hosts: set[str]) -> bool:
+    """Is `url` this relay's URL: http(s) or ws(s), one of `hosts`, at most a trailing `/`?"""
+    if not url:
+        return False
+    parts = urlsplit(url)
+    return (
+        parts.scheme.lower() in ("http", "https", "ws", "wss")
+        and "@" not in parts.netloc
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+        and not url.endswith(("?", "#"))
+        and normalize_host(url) in hosts
+    )
+
+
 def _decoded_event(header: str | None) -> dict[str, Any]:
     if not header:
         raise Refused(401, "auth-required: send a NIP-98 Authorization header")
@@ -120,14 +137,7 @@ def authorize(
     event = _decoded_event(header)
     if event["kind"] != KIND_HTTP_AUTH:
         raise Refused(401, f"invalid: the Authorization event must be of kind {KIND_HTTP_AUTH}")
-    url = _tag(event, "u")
-    scheme = url.partition("://")[0].lower() if url else ""
-    path = url.partition("://")[2].partition("/")[2] if url else ""
-    if (
-        scheme not in ("http", "https", "ws", "wss")
-        or path
-        or normalize_host(url) not in set(hosts)
-    ):
+    if not _names_this_relay(_tag(event, "u"), set(hosts)):
         raise Refused(401, "invalid: the Authorization event's u tag is not this relay's URL")
     if _tag(event, "method") != "POST":
         raise Refused(401, "invalid: the Authorization event's method tag must be POST")
@@ -195,13 +205,13 @@ class Management:
         if not (
             isinstance(request, dict)
             and isinstance(request.get("method"), str)
-            and isinstance(request.get("params", []), list)
+            and isinstance(request.get("params"), list)
         ):
             raise Refused(400, 'invalid request: expected {"method": <name>, "params": [...]}')
         method = self._methods.get(request["method"])
         if method is None:
             raise Refused(400, f"unsupported method: {request['method'][:64]!r}")
-        return method, request.get("params", [])
+        return method, request["params"]
 
     async def _supportedmethods(self, community: Community, requester: str, params: list[Any]):
         return list(self._methods)

@@ -1,0 +1,577 @@
+"""NIP-86 relay management over HTTP, with NIP-98 headers made by nostr-tools.
+
+A running buzz-relay (``relay`` fixture: one community, its owner, an admin and a member) is
+sent requests by tests/node/nip86_client.mjs: a Node script that builds each NIP-98
+``Authorization`` header with nostr-tools' ``nip98.getToken`` (kind 27235, ``u``, ``method``,
+``payload`` the sha256 of the body) and POSTs ``{"method", "params"}`` to the relay's root with
+``Content-Type: application/nostr+json+rpc``; its options spoil the header one way at a time
+(no header, a changed signature, another kind, ``u``, ``method`` or ``payload``, a stale
+``created_at``, the same header twice). The assertions are on the HTTP answers and, through
+SQL, on what the database holds: a refused request changes nothing, and an accepted change of
+members commits with its signed list (no drift).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+from fixtures_membership import assert_live_list, members_of, state
+from relay_fixtures import Person
+
+pytest_plugins = ("fixtures_membership", "relay_fixtures")
+
+NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+SCRIPT = NODE_DIR / "nip86_client.mjs"
+RUN_TIMEOUT = 30.0
+
+METHODS = [
+    "supportedmethods",
+    "allowpubkey",
+    "disallowpubkey",
+    "listallowedpubkeys",
+    "listclaims",
+    "createclaim",
+    "deleteclaim",
+]
+
+
+@pytest.fixture(scope="session")
+def node_client() -> list[str]:
+    """The command that runs the client script; skips when node or nostr-tools is missing."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node (20 or later) is needed for the NIP-86 tests and is not on PATH")
+    if not (NODE_DIR / "node_modules" / "nostr-tools").is_dir():
+        pytest.skip(f"nostr-tools is not installed in {NODE_DIR} (npm ci --prefix {NODE_DIR})")
+    return [node, str(SCRIPT)]
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def rpc(relay: Any, who: Person | None, method: str, *params: Any, **spoil: Any) -> dict[str, Any]:
+    """One request description for the client (who None: a stranger's key)."""
+    return {
+        "url": relay.process.http,
+        "secret": (who or Person.new()).secret,
+        "method": method,
+        "params": list(params),
+        **spoil,
+    }
+
+
+def send(command: list[str], *requests: dict[str, Any]) -> list[dict[str, Any]]:
+    """Send the requests in one node process; one answer per request (per attempt)."""
+    done = subprocess.run(
+        [*command, json.dumps(list(requests))],
+        cwd=NODE_DIR,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, f"node exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+    assert lines and lines[-1] == {"done": True}, done.stdout
+    answers = lines[:-1]
+    assert len(answers) == sum(r.get("repeat", 1) for r in requests), answers
+    return answers
+
+
+# How often each (relay, signer, body) was sent by call(): see there.
+_sent: dict[tuple[int, str, str], int] = {}
+
+
+def call(command: list[str], relay: Any, who: Person | None, method: str, *params: Any) -> Any:
+    """The result of one well-made request (it must answer 200 {"result": ...}).
+
+    getToken's created_at has whole seconds, so the same request by the same signer twice in a
+    second is the same event, whose second use the relay refuses as a replay. A repeat is
+    made a distinct event by dating it a second later for each earlier send (well within the
+    60 s the relay allows), as a client whose clock is a little ahead would: the k-th send is
+    dated at least a second after every earlier one.
+    """
+    who = who or Person.new()
+    key = (relay.process.port, who.secret, json.dumps([method, params]))
+    earlier = _sent.get(key, 0)
+    _sent[key] = earlier + 1
+    spoil = {"created_at_offset": earlier} if earlier else {}
+    (answer,) = send(command, rpc(relay, who, method, *params, **spoil))
+    assert answer["status"] == 200, answer
+    assert set(answer["body"]) == {"result"}, answer
+    check_header(answer, who, relay, method, list(params))
+    return answer["body"]["result"]
+
+
+def check_header(answer: dict[str, Any], who: Person | None, relay: Any, method: str, params):
+    """The client sent a NIP-98 event as the contract wants it (so a refusal is the server's)."""
+    event = answer["event"]
+    body = json.dumps({"method": method, "params": params}, separators=(",", ":"))
+    assert event["kind"] == 27235
+    if who is not None:
+        assert event["pubkey"] == who.pubkey
+    tags = {t[0]: t[1] for t in event["tags"]}
+    assert tags == {
+        "u": relay.process.http,
+        "method": "POST",
+        "payload": hashlib.sha256(body.encode()).hexdigest(),
+    }
+    assert abs(event["created_at"] - time.time()) < 20
+
+
+def refused(answer: dict[str, Any], status: int) -> str:
+    """The answer is `status` with a JSON {"error": <message>}; returns the message."""
+    assert answer["status"] == status, answer
+    assert isinstance(answer["body"], dict) and set(answer["body"]) == {"error"}, answer
+    assert isinstance(answer["body"]["error"], str) and answer["body"]["error"], answer
+    assert answer["headers"]["content-type"].startswith("application/"), answer
+    return answer["body"]["error"]
+
+
+def expect(answers: list[dict[str, Any]], names: list[str], status: int) -> None:
+    """Each answer is refused with `status` and a JSON error; every miss is listed at once."""
+    assert len(answers) == len(names)
+    wrong = {}
+    for name, answer in zip(names, answers, strict=True):
+        try:
+            refused(answer, status)
+        except AssertionError:
+            wrong[name] = (answer["status"], answer["body"])
+    assert wrong == {}, f"not {status} with a JSON error"
+
+
+def invites(relay: Any) -> list[dict[str, Any]]:
+    """The community's invites as stored (no codes: only their hashes are kept)."""
+    cur = relay.mem.conn.execute(
+        "SELECT invite_id, created_by, created_at, expires_at, max_uses, use_count"
+        " FROM buzz_private.relay_invites WHERE community_id = %s ORDER BY created_at",
+        (relay.community_id,),
+    )
+    names = [c.name for c in cur.description]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def everything(relay: Any) -> tuple[Any, ...]:
+    """What a refused request must leave as it was: the list, members, events, invites."""
+    return (*state(relay.mem, relay.community_id), invites(relay))
+
+
+def live(relay: Any, expected: dict[str, str]) -> None:
+    """The committed members are `expected`, and the live signed list names exactly them."""
+    assert_live_list(
+        relay.mem,
+        relay.community_id,
+        relay.mem.member_list(relay.community_id),
+        relay.key.pubkey,
+        expected,
+    )
+    assert relay.mem.member_list_drift() == []
+
+
+def initial(relay: Any) -> dict[str, str]:
+    return {
+        relay.owner.pubkey: "owner",
+        relay.admin.pubkey: "admin",
+        relay.member.pubkey: "member",
+    }
+
+
+def signer(relay: Any, who: str) -> Person:
+    return {"owner": relay.owner, "admin": relay.admin}[who]
+
+
+BY = pytest.mark.parametrize("who", ["owner", "admin"])
+
+
+# ---------------------------------------------------------------------------- the methods
+
+
+@BY
+def test_supportedmethods(relay, node_client, who):
+    result = call(node_client, relay, signer(relay, who), "supportedmethods")
+    assert sorted(result) == sorted(METHODS) and len(result) == len(METHODS), result
+
+
+@BY
+def test_allowpubkey_adds_a_member_with_its_list(relay, node_client, who):
+    newcomer, other = Person.new(), Person.new()
+    before = relay.mem.member_list(relay.community_id)
+    assert call(node_client, relay, signer(relay, who), "allowpubkey", newcomer.pubkey) is True
+    expected = initial(relay) | {newcomer.pubkey: "member"}
+    live(relay, expected)
+    (row,) = [m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == newcomer.pubkey]
+    assert row.added_by == signer(relay, who).pubkey  # docs/relay.md: added_by the caller
+    after = relay.mem.member_list(relay.community_id)
+    assert after["id"] != before["id"] and after["created_at"] > before["created_at"]
+    # Its 8000 (member added) event was written in the same transaction as the list.
+    added = [
+        ev
+        for ev in relay.mem.membership_events(relay.community_id)
+        if ev["created_at"] == after["created_at"]
+    ]
+    assert [(ev["kind"], ev["tags"]) for ev in added] == [(8000, [["-"], ["p", newcomer.pubkey]])]
+
+    # With a reason, for another pubkey.
+    result = call(
+        node_client, relay, signer(relay, who), "allowpubkey", other.pubkey, "a supporter"
+    )
+    assert result is True
+    expected[other.pubkey] = "member"
+    live(relay, expected)
+
+    # Already a member (also the admin, whose role stays): true, nothing changes.
+    unchanged = everything(relay)
+    for pubkey in (newcomer.pubkey, relay.admin.pubkey, relay.owner.pubkey):
+        assert call(node_client, relay, signer(relay, who), "allowpubkey", pubkey) is True
+    assert everything(relay) == unchanged
+    live(relay, expected)
+
+
+@BY
+def test_disallowpubkey_removes_a_member_with_its_list(relay, node_client, who):
+    before = relay.mem.member_list(relay.community_id)
+    result = call(node_client, relay, signer(relay, who), "disallowpubkey", relay.member.pubkey)
+    assert result is True
+    expected = initial(relay)
+    del expected[relay.member.pubkey]
+    live(relay, expected)
+    after = relay.mem.member_list(relay.community_id)
+    assert after["created_at"] > before["created_at"]
+    removed = [
+        ev
+        for ev in relay.mem.membership_events(relay.community_id)
+        if ev["created_at"] == after["created_at"]
+    ]
+    assert [(ev["kind"], ev["tags"]) for ev in removed] == [
+        (8001, [["-"], ["p", relay.member.pubkey]])
+    ]
+
+    # Not a member (any more, or never): true, nothing changes.
+    unchanged = everything(relay)
+    for pubkey in (relay.member.pubkey, Person.new().pubkey):
+        assert call(node_client, relay, signer(relay, who), "disallowpubkey", pubkey, "x") is True
+    assert everything(relay) == unchanged
+
+    # The owner: 400, nothing changes.
+    (answer,) = send(
+        node_client,
+        rpc(relay, signer(relay, who), "disallowpubkey", relay.owner.pubkey),
+    )
+    refused(answer, 400)
+    assert everything(relay) == unchanged
+    live(relay, expected)
+
+
+def test_disallowpubkey_of_an_admin_by_the_owner(relay, node_client):
+    assert call(node_client, relay, relay.owner, "disallowpubkey", relay.admin.pubkey) is True
+    expected = initial(relay)
+    del expected[relay.admin.pubkey]
+    live(relay, expected)
+    # The former admin may manage no more.
+    unchanged = everything(relay)
+    (answer,) = send(node_client, rpc(relay, relay.admin, "listallowedpubkeys"))
+    refused(answer, 403)
+    assert everything(relay) == unchanged
+
+
+@BY
+def test_listallowedpubkeys(relay, node_client, who):
+    newcomer = Person.new()
+    relay.mem.add_relay_member(relay.community_id, newcomer.pubkey)
+    result = call(node_client, relay, signer(relay, who), "listallowedpubkeys")
+    members = members_of(relay.mem, relay.community_id)
+    assert members == initial(relay) | {newcomer.pubkey: "member"}
+    assert result == [{"pubkey": pk, "reason": members[pk]} for pk in sorted(members)]
+
+
+@BY
+def test_claims_create_list_use_delete(relay, node_client, who):
+    actor = signer(relay, who)
+    t0 = int(time.time())
+    made = call(node_client, relay, actor, "createclaim", 3, 3600)
+    assert set(made) == {"id", "claim", "expires_at"}, made
+    assert isinstance(made["claim"], str) and len(made["claim"]) >= 16
+    assert isinstance(made["expires_at"], int)
+    assert t0 + 3600 - 5 <= made["expires_at"] <= int(time.time()) + 3600 + 5
+    unlimited = call(node_client, relay, actor, "createclaim", None, 60)
+    assert unlimited["claim"] != made["claim"]
+
+    (first, second) = invites(relay)
+    assert str(first["invite_id"]) == made["id"] and str(second["invite_id"]) == unlimited["id"]
+    assert (first["max_uses"], first["use_count"]) == (3, 0)
+    assert (second["max_uses"], second["use_count"]) == (None, 0)
+    assert int(first["expires_at"].timestamp()) == made["expires_at"]
+    assert first["created_by"] == second["created_by"] == actor.pubkey
+
+    listed = call(node_client, relay, actor, "listclaims")
+    assert listed == [  # oldest first
+        {
+            "id": str(row["invite_id"]),
+            "created_by": row["created_by"],
+            "created_at": int(row["created_at"].timestamp()),
+            "expires_at": int(row["expires_at"].timestamp()),
+            "max_uses": row["max_uses"],
+            "use_count": row["use_count"],
+        }
+        for row in (first, second)
+    ]
+    assert all(isinstance(c["created_at"], int) for c in listed)
+    assert made["claim"] not in json.dumps(listed)  # never the codes
+
+    # The code is an invite: a newcomer joins with it.
+    newcomer = Person.new()
+    joined = relay.mem.claim_relay_invite(relay.community_id, made["claim"], newcomer.pubkey)
+    assert joined.outcome == "joined"
+    live(relay, initial(relay) | {newcomer.pubkey: "member"})
+    (used,) = [c for c in call(node_client, relay, actor, "listclaims") if c["id"] == made["id"]]
+    assert used["use_count"] == 1
+
+    # Deleted: its code is invalid from then on; a second delete, or no such invite: false.
+    assert call(node_client, relay, actor, "deleteclaim", made["id"]) is True
+    assert [str(row["invite_id"]) for row in invites(relay)] == [unlimited["id"]]
+    assert [c["id"] for c in call(node_client, relay, actor, "listclaims")] == [unlimited["id"]]
+    late = relay.mem.claim_relay_invite(relay.community_id, made["claim"], Person.new().pubkey)
+    assert late.outcome == "invalid"
+    assert call(node_client, relay, actor, "deleteclaim", made["id"]) is False
+    assert call(node_client, relay, actor, "deleteclaim", str(uuid.uuid4())) is False
+    assert [str(row["invite_id"]) for row in invites(relay)] == [unlimited["id"]]
+
+
+# ---------------------------------------------------------------------------- who may
+
+
+@pytest.mark.parametrize("who", ["stranger", "member"])
+def test_not_owner_or_admin_is_403(relay, node_client, who):
+    actor = relay.member if who == "member" else Person.new()
+    invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
+    unchanged = everything(relay)
+    answers = send(
+        node_client,
+        rpc(relay, actor, "supportedmethods"),
+        rpc(relay, actor, "allowpubkey", Person.new().pubkey),
+        rpc(relay, actor, "allowpubkey", actor.pubkey),
+        rpc(relay, actor, "disallowpubkey", relay.admin.pubkey),
+        rpc(relay, actor, "disallowpubkey", relay.member.pubkey),
+        rpc(relay, actor, "listallowedpubkeys"),
+        rpc(relay, actor, "createclaim", 1, 3600),
+        rpc(relay, actor, "listclaims"),
+        rpc(relay, actor, "deleteclaim", str(invite.invite_id)),
+    )
+    for answer in answers:
+        refused(answer, 403)
+        assert answer["event"]["pubkey"] == actor.pubkey
+    assert everything(relay) == unchanged
+    live(relay, initial(relay))
+
+
+# ---------------------------------------------------------------------------- bad auth
+
+BAD_AUTH = {
+    "no header": {"no_auth": True},
+    "not Nostr": {"scheme": "Basic "},
+    "not base64": {"authorization": "Nostr %%%not-base64%%%"},
+    "not an event": {"authorization": "Nostr eyJraW5kIjoyNzIzNX0="},  # {"kind":27235}
+    "bad signature": {"tamper_sig": True},
+    "kind 1": {"kind": 1},
+    "kind 22242": {"kind": 22242},
+    "u another host": {"u": "http://relay.invalid"},
+    "u another port": {"u": "http://127.0.0.1:1"},
+    "u another path": {},  # the relay's URL + /api
+    "method GET": {"http_method": "GET"},
+    "payload of another body": {"payload_body": {"method": "supportedmethods", "params": []}},
+    "payload of nothing": {"payload_body": ""},
+    "no payload": {"no_payload": True},
+    "created_at -120 s": {"created_at_offset": -120},
+    "created_at +120 s": {"created_at_offset": 120},
+}
+
+
+def test_bad_auth_is_401(relay, node_client):
+    here = relay.process.http
+    cases = {name: dict(spoil) for name, spoil in BAD_AUTH.items()}
+    cases["u another path"]["u"] = here + "/api"
+    newcomer = Person.new()
+    unchanged = everything(relay)
+    # For each spoiled header: a change of members each way, an invite and a read, signed by
+    # the owner; each must be refused.
+    names, requests = [], []
+    for name, spoil in cases.items():
+        for request in (
+            rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, **spoil),
+            rpc(relay, relay.owner, "disallowpubkey", relay.member.pubkey, **spoil),
+            rpc(relay, relay.owner, "createclaim", 1, 3600, **spoil),
+            rpc(relay, relay.owner, "listallowedpubkeys", **spoil),
+        ):
+            names.append(f"{name}: {request['method']}")
+            requests.append(request)
+    expect(send(node_client, *requests), names, 401)
+    assert everything(relay) == unchanged
+    live(relay, initial(relay))
+
+
+def test_replayed_header_is_401(relay, node_client):
+    newcomer = Person.new()
+    first, again = send(
+        node_client, rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, repeat=2)
+    )
+    assert (first["status"], first["body"]) == (200, {"result": True}), first
+    refused(again, 401)
+    live(relay, initial(relay) | {newcomer.pubkey: "member"})
+
+    # The newcomer is removed; the same header and body again must not add it back.
+    relay.mem.remove_relay_member(relay.community_id, newcomer.pubkey)
+    unchanged = everything(relay)
+    header = first["authorization"]
+    (replayed,) = send(
+        node_client,
+        rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, authorization=header),
+    )
+    assert replayed["event"] == first["event"]
+    refused(replayed, 401)
+    assert everything(relay) == unchanged
+    live(relay, initial(relay))
+
+    # A replayed createclaim mints one invite, not two.
+    made, replayed = send(node_client, rpc(relay, relay.admin, "createclaim", 1, 3600, repeat=2))
+    assert made["status"] == 200, made
+    refused(replayed, 401)
+    assert [str(row["invite_id"]) for row in invites(relay)] == [made["body"]["result"]["id"]]
+
+
+def test_u_names_this_relay_in_any_accepted_form(relay, node_client):
+    port = relay.process.port
+    forms = [
+        f"http://127.0.0.1:{port}",
+        f"http://127.0.0.1:{port}/",
+        f"ws://127.0.0.1:{port}",
+        f"ws://127.0.0.1:{port}/",
+        f"https://{relay.host}",
+        f"wss://{relay.host}/",
+        f"http://{relay.host}",
+        f"ws://{relay.host}",
+    ]
+    answers = send(node_client, *(rpc(relay, relay.owner, "supportedmethods", u=u) for u in forms))
+    for u, answer in zip(forms, answers, strict=True):
+        assert answer["status"] == 200, (u, answer)
+        assert answer["event"]["tags"][0] == ["u", u]
+
+
+def test_u_with_more_than_the_relay_url_is_401(relay, node_client):
+    # u must be this relay's URL (a trailing / allowed): not one with user info, a query or a
+    # fragment added, though each still has this relay's host and port.
+    port = relay.process.port
+    forms = [
+        f"http://someone@127.0.0.1:{port}",
+        f"http://127.0.0.1:{port}?x=1",
+        f"http://127.0.0.1:{port}#x",
+        f"http://127.0.0.1:{port}/api",
+        f"http://127.0.0.1:{port}//",
+        f"ftp://127.0.0.1:{port}",
+        f"127.0.0.1:{port}",
+    ]
+    newcomer = Person.new()
+    unchanged = everything(relay)
+    answers = send(
+        node_client,
+        *(rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, u=u) for u in forms),
+    )
+    expect(answers, forms, 401)
+    assert everything(relay) == unchanged
+
+
+# ---------------------------------------------------------------------------- bad requests
+
+BAD_REQUESTS = {
+    "allowpubkey not hex": ("allowpubkey", ["not-a-pubkey"]),
+    "allowpubkey 63 hex": ("allowpubkey", ["a" * 63]),
+    "allowpubkey no params": ("allowpubkey", []),
+    "allowpubkey a number": ("allowpubkey", [7]),
+    "disallowpubkey not hex": ("disallowpubkey", ["zz" * 32]),
+    "createclaim ttl 5": ("createclaim", [1, 5]),
+    "createclaim ttl 31 days": ("createclaim", [1, 2592001]),
+    "createclaim max_uses 0": ("createclaim", [0, 3600]),
+    "createclaim max_uses 10001": ("createclaim", [10001, 3600]),
+    "createclaim max_uses text": ("createclaim", ["3", 3600]),
+    "createclaim no ttl": ("createclaim", [1]),
+    "deleteclaim not a uuid": ("deleteclaim", ["not-a-uuid"]),
+    "unknown method": ("createrole", ["x"]),
+    "method not in the list": ("__init__", []),
+}
+
+BAD_BODIES = {
+    "not JSON": "this is not json",
+    "an array": '["supportedmethods", []]',
+    "no method": '{"params": []}',
+    "method a number": '{"method": 5, "params": []}',
+    "params an object": '{"method": "supportedmethods", "params": {}}',
+    "empty": "",
+}
+
+
+def test_bad_params_and_bodies_are_400(relay, node_client):
+    invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
+    unchanged = everything(relay)
+    requests = [
+        rpc(relay, relay.owner, method, *params) for method, params in BAD_REQUESTS.values()
+    ] + [rpc(relay, relay.owner, "supportedmethods", raw_body=body) for body in BAD_BODIES.values()]
+    expect(send(node_client, *requests), [*BAD_REQUESTS, *BAD_BODIES], 400)
+    assert everything(relay) == unchanged
+    assert [row["invite_id"] for row in invites(relay)] == [invite.invite_id]
+    live(relay, initial(relay))
+
+
+def test_body_without_params_is_400(relay, node_client):
+    # The contract: a JSON object with a string method AND an array params; none is not [].
+    (answer,) = send(
+        node_client,
+        rpc(relay, relay.owner, "supportedmethods", raw_body='{"method": "supportedmethods"}'),
+    )
+    refused(answer, 400)
+
+
+def test_another_content_type_is_415(relay, node_client):
+    unchanged = everything(relay)
+    names, requests = [], []
+    for content_type in ("application/json", "text/plain", "application/nostr+json", None):
+        spoil = {"content_type": content_type} if content_type else {"no_content_type": True}
+        names += [f"{content_type}: allowpubkey", f"{content_type}: createclaim"]
+        requests += [
+            rpc(relay, relay.owner, "allowpubkey", Person.new().pubkey, **spoil),
+            rpc(relay, relay.owner, "createclaim", 1, 3600, **spoil),
+        ]
+    expect(send(node_client, *requests), names, 415)
+    assert everything(relay) == unchanged
+
+
+def test_cors_preflight(relay):
+    request = urllib.request.Request(
+        relay.process.http + "/",
+        method="OPTIONS",
+        headers={
+            "Origin": "https://client.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:
+            status, headers = response.status, response.headers
+    except urllib.error.HTTPError as exc:
+        status, headers = exc.code, exc.headers
+    assert status == 204
+    allowed = {h.strip().lower() for h in headers["Access-Control-Allow-Headers"].split(",")}
+    assert {"authorization", "content-type"} <= allowed
+    assert "POST" in headers["Access-Control-Allow-Methods"]
+    assert headers["Access-Control-Allow-Origin"] == "*"

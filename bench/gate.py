@@ -39,9 +39,11 @@ DEFAULT_DB = "buzz_bench_gate"
 TARGET_RATIO = 1.5
 LOCAL_RELAY = """
 import asyncio, sys
-from nostr_sdk import LocalRelayBuilder
+from nostr_sdk import LocalRelayBuilder, RateLimit
 async def main():
-    relay = LocalRelayBuilder().port(int(sys.argv[1])).build()
+    # Its default of 60 notes a minute per connection would stop the benchmark's burst.
+    limit = RateLimit(max_reqs=1000, notes_per_minute=1000000)
+    relay = LocalRelayBuilder().port(int(sys.argv[1])).rate_limit(limit).build()
     await relay.run()
     print("ready", flush=True)
     await asyncio.Event().wait()

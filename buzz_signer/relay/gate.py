@@ -146,12 +146,12 @@ class Gate:
         if verb == "AUTH":
             self._member = None
             return await self.session.handle(text)
-        if (
-            verb == "EVENT"
-            and isinstance(msg[1], dict)
-            and msg[1].get("kind") not in OWN_WRITE_KINDS
-        ):
-            return await self._write(text, msg[1])
+        if verb == "EVENT" and isinstance(msg[1], dict):
+            kind = msg[1].get("kind")
+            if kind not in OWN_WRITE_KINDS:
+                return await self._write(text, msg[1])
+            if kind in (KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST):
+                return await self._join_or_leave(text)
         if verb in ("REQ", "COUNT") and type(msg[1]) is str and self._for_upstream(verb, msg[2:]):
             return await self._read(text, verb, msg[1])
         if verb == "CLOSE" and msg[1] in self._upstream_subscriptions:
@@ -159,6 +159,15 @@ class Gate:
             await self._upstream.send(text)
             return []
         return await self.session.handle(text)
+
+    async def _join_or_leave(self, text: str) -> list[str]:
+        """A join or leave has committed by the time the session answers it: the next message
+        must see the new membership, not wait for the list's NOTIFY."""
+        answer = await self.session.handle(text)
+        self._member = None
+        if self._upstream_subscriptions and not await self._is_member():
+            answer += self._lose_upstream()
+        return answer
 
     @staticmethod
     def _for_upstream(verb: str, filters: list[Any]) -> bool:
@@ -231,14 +240,21 @@ class Gate:
         lists = [ev for ev in events if ev.kind == KIND_MEMBERSHIP_LIST]
         if pubkey is None or not lists:
             return out
-        # Member tags are ["member","<pubkey>",...]: the list's text names the pubkey or not.
+        # Member tags are ["member","<pubkey>",...] in the compact text SPEC §3 fixes: the
+        # list's text names the pubkey or not.
         self._member = f'["member","{pubkey}",' in lists[-1].text
-        if not self._member and self._upstream_subscriptions:
-            for sub_id in sorted(self._upstream_subscriptions):
-                out.append(_message("CLOSED", sub_id, "restricted: you are no longer a member"))
-                asyncio.ensure_future(self._upstream.send(_message("CLOSE", sub_id)))
-            self._upstream_subscriptions.clear()
+        if not self._member:
+            out += self._lose_upstream()
         return out
+
+    def _lose_upstream(self) -> list[str]:
+        """CLOSED restricted: for every upstream subscription, each closed upstream too."""
+        closed = []
+        for sub_id in sorted(self._upstream_subscriptions):
+            closed.append(_message("CLOSED", sub_id, "restricted: you are no longer a member"))
+            asyncio.ensure_future(self._upstream.send(_message("CLOSE", sub_id)))
+        self._upstream_subscriptions.clear()
+        return closed
 
     @property
     def subscription_count(self) -> int:

@@ -175,6 +175,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     # Reads
     "community_id": [("p_host", "text", S.HOST)],
     "relay_members": [("p_community", "uuid", S.C)],
+    "relay_invites": [("p_community", "uuid", S.C)],
     "member_list": [("p_community", "uuid", S.C)],
     "membership_events": [("p_community", "uuid", S.C), ("p_since", "bigint", 0)],
     "member_list_drift": [("p_community", "uuid", S.C)],

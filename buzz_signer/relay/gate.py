@@ -104,12 +104,13 @@ class Upstream:
             self._on_lost()
 
     async def close(self) -> None:
+        ws = self._ws  # the reader forgets it when it ends
         if self._reader is not None:
             self._reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reader
-        if self._ws is not None:
-            await self._ws.close()
+        if ws is not None:
+            await ws.close()
 
 
 class Gate:

@@ -32,7 +32,7 @@ import aiohttp
 
 from ..nostr import KIND_INVITE, KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST, KIND_MEMBERSHIP_LIST
 from .filters import WireEvent
-from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession
+from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession, relay_message
 
 __all__ = ["Gate", "Upstream"]
 
@@ -42,10 +42,6 @@ log = logging.getLogger("buzz_relay")
 OWN_READ_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE})
 OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST})
 CONNECT_TIMEOUT_SECONDS = 10.0
-
-
-def _message(*parts: Any) -> str:
-    return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
 
 
 class Upstream:
@@ -194,26 +190,26 @@ class Gate:
     async def _write(self, text: str, event: dict[str, Any]) -> list[str]:
         event_id = event.get("id") if isinstance(event.get("id"), str) else ""
         if self.session.pubkey is None:
-            return [_message("OK", event_id, False, "auth-required: members only; AUTH first")]
+            return [relay_message("OK", event_id, False, "auth-required: members only; AUTH first")]
         if event.get("pubkey") != self.session.pubkey or not await self._is_member():
             return [
-                _message("OK", event_id, False, "restricted: members only, for their own events")
+                relay_message("OK", event_id, False, "restricted: members only, for their own events")
             ]
         if not await self._upstream.send(text):
-            return [_message("OK", event_id, False, "error: the upstream relay is unavailable")]
+            return [relay_message("OK", event_id, False, "error: the upstream relay is unavailable")]
         return []
 
     async def _read(self, text: str, verb: str, sub_id: str) -> list[str]:
         if not self._read_anyone:
             if self.session.pubkey is None:
-                return [_message("CLOSED", sub_id, "auth-required: this relay is for members")]
+                return [relay_message("CLOSED", sub_id, "auth-required: this relay is for members")]
             if not await self._is_member():
-                return [_message("CLOSED", sub_id, "restricted: this relay is for members")]
+                return [relay_message("CLOSED", sub_id, "restricted: this relay is for members")]
         if verb == "REQ":
             self._upstream_subscriptions.add(sub_id)
         if not await self._upstream.send(text):
             self._upstream_subscriptions.discard(sub_id)
-            return [_message("CLOSED", sub_id, "error: the upstream relay is unavailable")]
+            return [relay_message("CLOSED", sub_id, "error: the upstream relay is unavailable")]
         return []
 
     # ------------------------------------------------------------------ from elsewhere
@@ -226,11 +222,11 @@ class Gate:
 
     def _upstream_lost(self) -> None:
         closed = [
-            _message("CLOSED", s, "error: the upstream relay went away; subscribe again")
+            relay_message("CLOSED", s, "error: the upstream relay went away; subscribe again")
             for s in sorted(self._upstream_subscriptions)
         ]
         self._upstream_subscriptions.clear()
-        self._send([*closed, _message("NOTICE", "error: the upstream relay went away")])
+        self._send([*closed, relay_message("NOTICE", "error: the upstream relay went away")])
 
     def deliver(self, events: Iterable[WireEvent]) -> list[str]:
         """The session's live events, and the end of upstream access for a member a newly
@@ -252,8 +248,8 @@ class Gate:
         """CLOSED restricted: for every upstream subscription, each closed upstream too."""
         closed = []
         for sub_id in sorted(self._upstream_subscriptions):
-            closed.append(_message("CLOSED", sub_id, "restricted: you are no longer a member"))
-            asyncio.ensure_future(self._upstream.send(_message("CLOSE", sub_id)))
+            closed.append(relay_message("CLOSED", sub_id, "restricted: you are no longer a member"))
+            asyncio.ensure_future(self._upstream.send(relay_message("CLOSE", sub_id)))
         self._upstream_subscriptions.clear()
         return closed
 

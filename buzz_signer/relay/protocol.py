@@ -42,7 +42,15 @@ from ..signer import Signer
 from .filters import Filter, InvalidFilter, WireEvent, parse_filter
 from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
 
-__all__ = ["SERVED_KINDS", "Backend", "Community", "Observer", "RelaySession", "normalize_host"]
+__all__ = [
+    "SERVED_KINDS",
+    "Backend",
+    "Community",
+    "Observer",
+    "RelaySession",
+    "normalize_host",
+    "relay_message",
+]
 
 # Kinds a REQ may ask for: the stored membership events, and the invite minted on request.
 SERVED_KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER, KIND_ROLE))
@@ -106,7 +114,8 @@ def normalize_host(url_or_host: str) -> str | None:
     return host.lower() if port is None or port == default else f"{host.lower()}:{port}"
 
 
-def _message(*parts: Any) -> str:
+def relay_message(*parts: Any) -> str:
+    """A relay message as compact JSON text: ["OK", id, true, ""] and the like."""
     return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
 
 
@@ -189,7 +198,7 @@ class RelaySession:
 
     def greeting(self) -> list[str]:
         """What the relay sends first on a new connection: the NIP-42 challenge."""
-        return [_message("AUTH", self.challenge)]
+        return [relay_message("AUTH", self.challenge)]
 
     async def handle(self, text: str | bytes) -> list[str]:
         """The relay messages answering one client message, in order."""
@@ -200,7 +209,7 @@ class RelaySession:
         ):
             self._observer.request("message", "too_large")
             return [
-                _message(
+                relay_message(
                     "NOTICE",
                     f"invalid: message too large (at most {limit} bytes)",
                 )
@@ -222,7 +231,7 @@ class RelaySession:
             return self._close(args)
         if verb == "COUNT" and args and type(args[0]) is str:
             self._observer.request("count", "unsupported")
-            return [_message("CLOSED", args[0], "unsupported: COUNT is not served here")]
+            return [relay_message("CLOSED", args[0], "unsupported: COUNT is not served here")]
         return [self._notice(f"invalid: unknown message type {verb[:16]!r}")]
 
     def deliver(self, events: Iterable[WireEvent]) -> list[str]:
@@ -248,7 +257,7 @@ class RelaySession:
 
     def _notice(self, text: str) -> str:
         self._observer.request("message", "notice")
-        return _message("NOTICE", text)
+        return relay_message("NOTICE", text)
 
     # ------------------------------------------------------------------ REQ / CLOSE
 
@@ -261,7 +270,7 @@ class RelaySession:
         except _Refused as refused:
             self._subscriptions.pop(sub_id, None)
             self._observer.request("req", refused.outcome)
-            return [_message("CLOSED", sub_id, refused.reason)]
+            return [relay_message("CLOSED", sub_id, refused.reason)]
         # NIP-01: a REQ with an open subscription's id replaces it.
         sub = self._subscriptions[sub_id] = _Subscription(filters)
         try:
@@ -270,12 +279,12 @@ class RelaySession:
         except _Refused as refused:
             self._subscriptions.pop(sub_id, None)
             self._observer.request("req", refused.outcome)
-            return [_message("CLOSED", sub_id, refused.reason)]
+            return [relay_message("CLOSED", sub_id, refused.reason)]
         except BuzzError:
             self._subscriptions.pop(sub_id, None)
             self._observer.request("req", "error")
-            return [_message("CLOSED", sub_id, "error: the database did not answer; try again")]
-        out.append(_message("EOSE", sub_id))
+            return [relay_message("CLOSED", sub_id, "error: the database did not answer; try again")]
+        out.append(relay_message("EOSE", sub_id))
         # Live events that committed while the stored ones were read, now in order.
         pending, sub.pending = sub.pending or [], None
         out += [_event_message(sub_id, ev) for ev in pending if sub.first_sending(ev)]
@@ -399,10 +408,10 @@ class RelaySession:
             self._check_auth(event)
         except _Refused as refused:
             self._observer.request("auth", refused.outcome)
-            return [_message("OK", event["id"], False, refused.reason)]
+            return [relay_message("OK", event["id"], False, refused.reason)]
         self.pubkey = event["pubkey"]
         self._observer.request("auth", "ok")
-        return [_message("OK", event["id"], True, "")]
+        return [relay_message("OK", event["id"], True, "")]
 
     def _check_auth(self, event: dict[str, Any]) -> None:
         if not self._auths.allow(None):
@@ -435,9 +444,9 @@ class RelaySession:
         except _Refused as refused:
             kind = event.get("kind") if type(event.get("kind")) is int else None
             self._observer.request(_REQUEST_NAMES.get(kind, "event"), refused.outcome)
-            return [_message("OK", event_id, False, refused.reason)]
+            return [relay_message("OK", event_id, False, refused.reason)]
         self._observer.request(_REQUEST_NAMES[kind], "ok" if ok else "refused")
-        return [_message("OK", event_id, ok, reason)]
+        return [relay_message("OK", event_id, ok, reason)]
 
     async def _event_answer(self, event: dict[str, Any]) -> tuple[int, bool, str]:
         if not verify_event(event):

@@ -25,15 +25,49 @@ import pytest
 from coincurve import PrivateKey
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.membership import Membership, MembershipWrite
+from buzz_signer.membership import Membership, MembershipWrite, Published
 from buzz_signer.nostr import (
     KIND_ADD_USER,
     KIND_MEMBERSHIP_LIST,
     KIND_REMOVE_USER,
     verify_event,
 )
+from buzz_signer.signer import PreparedEvent, Signer
 
 _hosts = itertools.count(1)
+
+
+def prepare_and_sign(
+    conn: psycopg.Connection, key: RelayKey
+) -> tuple[list[PreparedEvent], list[str]]:
+    """Phase one on a raw connection, and the signer's signatures of what it prepared."""
+    rows = conn.execute(
+        "SELECT community_id, id, kind, created_at, serialized"
+        " FROM buzz.prepare_membership_events(%s)",
+        (key.pubkey,),
+    ).fetchall()
+    prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+    return prepared, Signer(key).sign_all(prepared)
+
+
+def publish_raw_signed(conn: psycopg.Connection, key: RelayKey) -> tuple[list[Any], Published]:
+    """Prepare, sign and insert on a raw connection, without committing: the events that
+    insert_signed_events returned, and what was signed (as the client API holds it)."""
+    prepared, sigs = prepare_and_sign(conn, key)
+    return insert_signed(conn, prepared, sigs), Published(prepared, sigs)
+
+
+def insert_signed(
+    conn: psycopg.Connection, prepared: list[PreparedEvent], sigs: list[str]
+) -> list[Any]:
+    """Phase two on a raw connection: the events insert_signed_events returns."""
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
+            ([p.id for p in prepared], sigs),
+        )
+    ]
 
 
 class Community(NamedTuple):

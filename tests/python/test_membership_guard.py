@@ -22,6 +22,8 @@ from fixtures_membership import (
     members_of,
     new_host,
     new_pubkey,
+    prepare_and_sign,
+    publish_raw_signed,
     state,
     verify_both,
 )
@@ -36,37 +38,15 @@ from buzz_signer.errors import (
     translated,
 )
 from buzz_signer.keys import RelayKey
-from buzz_signer.membership import Membership, MembershipWrite, Published
+from buzz_signer.membership import Membership, MembershipWrite
 from buzz_signer.nostr import event_id, serialize_event
-from buzz_signer.signer import PreparedEvent, RefusedToSign, Signer
+from buzz_signer.signer import RefusedToSign
 
 pytest_plugins = ("fixtures_membership",)
 
 
 class Boom(Exception):
     """Raised by a sabotaged step of a write."""
-
-
-def publish_raw_signed(
-    conn: psycopg.Connection, key: RelayKey
-) -> tuple[list[dict[str, Any]], Published]:
-    """Prepare, sign and insert on a raw connection, without committing: the events that
-    insert_signed_events returned, and what was signed (as the client API holds it)."""
-    rows = conn.execute(
-        "SELECT community_id, id, kind, created_at, serialized"
-        " FROM buzz.prepare_membership_events(%s)",
-        (key.pubkey,),
-    ).fetchall()
-    prepared = [PreparedEvent(str(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
-    sigs = Signer(key).sign_all(prepared)
-    returned = [
-        r[0]
-        for r in conn.execute(
-            "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
-            ([p.id for p in prepared], sigs),
-        )
-    ]
-    return returned, Published(prepared, sigs)
 
 
 def publish_raw(conn: psycopg.Connection, key: RelayKey) -> list[dict[str, Any]]:
@@ -317,13 +297,7 @@ def test_change_after_signing_needs_a_new_list(conn, reader, key, cm):
 def test_signatures_of_an_earlier_prepare_are_stale(conn, reader, key, cm):
     before = state(reader, cm.cid)
     conn.execute("SELECT buzz.add_relay_member(%s, %s)", (cm.cid, new_pubkey()))
-    rows = conn.execute(
-        "SELECT community_id, id, kind, created_at, serialized"
-        " FROM buzz.prepare_membership_events(%s)",
-        (key.pubkey,),
-    ).fetchall()
-    prepared = [PreparedEvent(str(r[0]), *r[1:]) for r in rows]
-    sigs = Signer(key).sign_all(prepared)
+    prepared, sigs = prepare_and_sign(conn, key)
     conn.execute("SELECT buzz.remove_relay_member(%s, %s)", (cm.cid, cm.member))
     with pytest.raises(psycopg.Error) as caught:
         conn.execute(

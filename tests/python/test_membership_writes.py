@@ -28,9 +28,11 @@ from fixtures_membership import (
     assert_noop,
     assert_user_events,
     expected_tags,
+    insert_signed,
     members_of,
     new_host,
     new_pubkey,
+    prepare_and_sign,
     state,
     verify_both,
 )
@@ -38,7 +40,6 @@ from fixtures_membership import (
 from buzz_signer.errors import CommunityArchived
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership, MembershipWrite
-from buzz_signer.signer import PreparedEvent, Signer
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -889,20 +890,8 @@ def test_a_1000_member_list_is_compact_nip01_text_that_verifies(mem, key, commun
         # One more member in a raw two-phase write: what insert_signed_events returns.
         last = new_pubkey()
         conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community.cid, last))
-        rows = conn.execute(
-            "SELECT community_id, id, kind, created_at, serialized"
-            " FROM buzz.prepare_membership_events(%s)",
-            (key.pubkey,),
-        ).fetchall()
-        prepared = [PreparedEvent(str(r[0]), *r[1:]) for r in rows]
-        sigs = Signer(key).sign_all(prepared)
-        returned = [
-            r[0]
-            for r in conn.execute(
-                "SELECT * FROM buzz.insert_signed_events(%s::text[], %s::text[])",
-                ([p.id for p in prepared], sigs),
-            )
-        ]
+        prepared, sigs = prepare_and_sign(conn, key)
+        returned = insert_signed(conn, prepared, sigs)
         conn.commit()
         text = conn.execute("SELECT buzz.member_list(%s)", (community.cid,)).fetchone()[0]
         events = [r[0] for r in conn.execute("SELECT buzz.membership_events(%s)", (community.cid,))]

@@ -30,10 +30,9 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
-from buzz_signer.nostr import event_id, serialize_event
 
-from .common import DEFAULT_OUT, drop, recreate
-from .wire import RelayUnderTest, free_port, summary
+from .common import DEFAULT_OUT, drop, log, recreate
+from .wire import RelayUnderTest, free_port, signed, summary
 
 DEFAULT_DB = "buzz_bench_gate"
 TARGET_RATIO = 1.5
@@ -49,17 +48,6 @@ async def main():
     await asyncio.Event().wait()
 asyncio.run(main())
 """
-
-
-def log(msg: str) -> None:
-    print(f"bench.gate: {msg}", file=sys.stderr, flush=True)
-
-
-def signed(sk: PrivateKey, kind: int, tags: list[list[str]], content: str) -> dict[str, Any]:
-    pubkey, now = sk.public_key_xonly.format().hex(), int(time.time())
-    id_ = event_id(serialize_event(pubkey, now, kind, tags, content))
-    return {"id": id_, "pubkey": pubkey, "created_at": now, "kind": kind, "tags": tags,
-            "content": content, "sig": sk.sign_schnorr(bytes.fromhex(id_)).hex()}  # fmt: skip
 
 
 async def answer(ws: Any, verb: str, key: str) -> list[Any]:
@@ -134,7 +122,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         relay = RelayUnderTest(
             url, key, cid, free_port(), args.out / "gate-relay.log", "--upstream", upstream_url
         )
-        log(f"{n} publishes and REQs through the gate and straight to the upstream, in turns")
+        log(
+            f"{n} publishes and REQs through the gate and straight to the upstream, in turns",
+            "gate",
+        )
         figures = asyncio.run(turns(relay.url, upstream_url, member, n))
     finally:
         if relay is not None:

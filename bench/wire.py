@@ -82,13 +82,16 @@ def summary(xs: Sequence[float]) -> dict[str, Any]:
     }
 
 
+def signed(sk: PrivateKey, kind: int, tags: list[list[str]], content: str = "") -> dict[str, Any]:
+    """A client's event, signed by hand (the bench does not import the tests' helpers)."""
+    pubkey, now = sk.public_key_xonly.format().hex(), int(time.time())
+    id_ = event_id(serialize_event(pubkey, now, kind, tags, content))
+    return {"id": id_, "pubkey": pubkey, "created_at": now, "kind": kind, "tags": tags,
+            "content": content, "sig": sk.sign_schnorr(bytes.fromhex(id_)).hex()}  # fmt: skip
+
+
 def join_event(sk: PrivateKey, code: str) -> str:
-    pubkey = sk.public_key_xonly.format().hex()
-    now, tags = int(time.time()), [["claim", code]]
-    id_ = event_id(serialize_event(pubkey, now, 28934, tags, ""))
-    ev = {"id": id_, "pubkey": pubkey, "created_at": now, "kind": 28934, "tags": tags,
-          "content": "", "sig": sk.sign_schnorr(bytes.fromhex(id_)).hex()}  # fmt: skip
-    return json.dumps(["EVENT", ev])
+    return json.dumps(["EVENT", signed(sk, 28934, [["claim", code]])])
 
 
 def free_port() -> int:

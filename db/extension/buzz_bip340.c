@@ -88,8 +88,8 @@ _PG_init(void)
 							"Allocations up to a quarter of it are served from that memory, not mmap.",
 							&retained_memory_kb, 16384, 0, INT_MAX / 1024, PGC_SUSET, GUC_UNIT_KB,
 							NULL, assign_retained_memory, NULL);
+	/* Defining the variable ran its assign hook: the thresholds are set from here on. */
 	MarkGUCPrefixReserved("buzz_bip340");
-	assign_retained_memory(retained_memory_kb, NULL);
 }
 
 #define SIG_BYTES 64

@@ -73,7 +73,7 @@ class Published:
 
     @property
     def events(self) -> tuple[dict[str, Any], ...]:
-        """Every signed event (lists, 8000, 8001)."""
+        """Every signed event (lists, 8000, 8001, 33534, 5)."""
         return tuple(self._event(i) for i in range(len(self._prepared)))
 
     @property
@@ -96,9 +96,10 @@ class MembershipWrite:
     outcome: the word the SQL function answered ('added', 'already_member', ...) or, for
         the batch functions, the number of rows it changed.
     snapshot: the signed list the call made live for its community, None when it changed
-        nothing (a rotation that re-signed several communities leaves it None: their lists
-        are in events).
-    events: every signed event of the transaction (lists, 8000, 8001), in prepare's order.
+        nothing, or no member tag (define_role), or several communities (a rotation that
+        re-signed several leaves it None: their lists are in events).
+    events: every signed event of the transaction (lists, 8000, 8001, 33534, 5), in
+        prepare's order.
     details: the other columns of table-returning functions (community_id, use_count, ...).
     """
 
@@ -146,6 +147,7 @@ class Member(NamedTuple):
     role: str
     added_by: str | None
     joined_at: dt.datetime
+    roles: list[str]  # the defined roles held (SPEC §6), ascending
 
 
 class Drift(NamedTuple):
@@ -263,6 +265,37 @@ class _WritePaths:
 
     def delete_community(self, community: Community) -> str:
         return self._value("SELECT buzz.delete_community(%s)", community)
+
+    # Role writes (SPEC §6): each publishes its 33534 or kind 5, and the list when member tags
+    # change
+
+    def define_role(
+        self,
+        community: Community,
+        role: str,
+        label: str,
+        description: str | None = None,
+        color: int | None = None,
+        order: int | None = None,
+    ) -> str:
+        return self._value(
+            "SELECT buzz.define_role(%s, %s, %s, %s, %s, %s)",
+            community,
+            role,
+            label,
+            description,
+            color,
+            order,
+        )
+
+    def delete_role(self, community: Community, role: str) -> str:
+        return self._value("SELECT buzz.delete_role(%s, %s)", community, role)
+
+    def assign_role(self, community: Community, pubkey: str, role: str) -> str:
+        return self._value("SELECT buzz.assign_role(%s, %s, %s)", community, pubkey, role)
+
+    def unassign_role(self, community: Community, pubkey: str, role: str) -> str:
+        return self._value("SELECT buzz.unassign_role(%s, %s, %s)", community, pubkey, role)
 
     # Writes that change no member (no list), offered here so they can share a transaction
 
@@ -441,6 +474,10 @@ class _MembershipAPI:
     # This Membership must already sign with the new key; call until the outcome is 0.
     rotate_relay_key = _whole_transaction(_WritePaths.rotate_relay_key)
     delete_community = _whole_transaction(_WritePaths.delete_community)
+    define_role = _whole_transaction(_WritePaths.define_role)
+    delete_role = _whole_transaction(_WritePaths.delete_role)
+    assign_role = _whole_transaction(_WritePaths.assign_role)
+    unassign_role = _whole_transaction(_WritePaths.unassign_role)
 
     # Writes that change no member: their own transaction, and their answer as it is.
     create_relay_invite = _own_transaction(_WritePaths.create_relay_invite)
@@ -466,6 +503,14 @@ class _MembershipAPI:
 
     def membership_events(self, community: Community, since: int = 0) -> list[dict[str, Any]]:
         return self._read(_column, "SELECT buzz.membership_events(%s, %s)", community, since)
+
+    def role_definitions(self, community: Community) -> list[dict[str, Any]]:
+        """The live signed 33534 role definitions, by role id."""
+        return self._read(_column, "SELECT buzz.role_definitions(%s)", community)
+
+    def role_deletions(self, community: Community) -> list[dict[str, Any]]:
+        """The signed kind 5 deletions of deleted role definitions, by role id."""
+        return self._read(_column, "SELECT buzz.role_deletions(%s)", community)
 
     def member_list_drift(self, community: Community | None = None) -> list[Drift]:
         return self._read(_drifts, "SELECT * FROM buzz.member_list_drift(%s)", community)

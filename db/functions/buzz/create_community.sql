@@ -1,5 +1,6 @@
 -- buzz.create_community(p_host text, p_owner text) -> TABLE(community_id uuid, outcome text)
--- Creates a community for a host with its owner as first member (the first list).
+-- Creates a community for a host with its owner as first member (the first list) and the
+-- definitions of its three base roles (their 33534 events).
 -- Outcomes: 'created' (new id); 'exists' (same host and owner: an idempotent retry, the
 -- existing id); 'host_taken' (another owner's host, NULL id); 'limit_reached' (the owner
 -- already owns max_communities_per_owner communities, NULL id).
@@ -48,6 +49,9 @@ BEGIN
     END LOOP;
     INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
     VALUES (v_id, v_owner, 'owner', 'create');
+    -- The base roles' definitions, published with the first list (SPEC §6).
+    INSERT INTO buzz_private.roles (community_id, role_id, label, sort_order)
+    VALUES (v_id, 'owner', 'Owner', 0), (v_id, 'admin', 'Admin', 1), (v_id, 'member', 'Member', 2);
     community_id := v_id;
     outcome := 'created';
     RETURN NEXT;

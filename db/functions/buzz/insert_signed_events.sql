@@ -3,10 +3,11 @@
 -- Phase two of a list write. Takes one id and one signature per row of the last prepare, in
 -- its order (a repeated id as often as it was prepared), all in one call. Stores the 8000/8001
 -- events (replacing any this transaction stored before for the same community), makes each
--- new list the live one (replacing the old), clears this transaction's commit guard, and
+-- new list the live one (replacing the old), and each role event the live one of its role
+-- (a 33534 definition, or the kind 5 deletion of one), clears this transaction's commit guard, and
 -- returns the signed events as compact NIP-01 JSON objects in prepare's order. With nothing prepared
 -- and empty arrays it returns no rows. Each list that is live at COMMIT is announced then
--- (buzz_private.announce_list).
+-- (buzz_private.announce_list, announce_role_event).
 --
 -- Every signature is verified (BIP-340, over its prepared id, for the recorded relay key;
 -- buzz_private.bip340_verify) before anything is stored: no writer can make an event live
@@ -112,7 +113,7 @@ BEGIN
     RETURN QUERY
         WITH signed AS (
             SELECT x.community_id, x.position, x.id, x.pubkey, x.kind, x.created_at,
-                   x.member_pubkey, pg_catalog.lower(x.unnest) AS sig
+                   x.member_pubkey, x.role_id, x.tags, pg_catalog.lower(x.unnest) AS sig
             FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_sigs)) AS x
         ),
         stored AS (
@@ -120,8 +121,18 @@ BEGIN
                 (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
             SELECT s.community_id, s.id, s.pubkey, s.created_at, s.kind, s.member_pubkey, s.sig
             FROM signed s
-            WHERE s.kind <> 13534
+            WHERE s.kind IN (8000, 8001)
             ORDER BY s.position
+        ),
+        live_roles AS (
+            INSERT INTO buzz_private.role_events AS r
+                (community_id, role_id, kind, id, pubkey, created_at, tags, sig)
+            SELECT s.community_id, s.role_id, s.kind, s.id, s.pubkey, s.created_at, s.tags, s.sig
+            FROM signed s
+            WHERE s.kind IN (33534, 5)
+            ON CONFLICT (community_id, role_id) DO UPDATE
+                SET kind = EXCLUDED.kind, id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
+                    created_at = EXCLUDED.created_at, tags = EXCLUDED.tags, sig = EXCLUDED.sig
         ),
         published AS (
             INSERT INTO buzz_private.tx_published_events (xid, community_id, created_at)
@@ -142,13 +153,15 @@ BEGIN
         )
         -- The signed events as the compact NIP-01 text whose tags are the signed bytes:
         -- a list's as prepare kept them (else from its stored pieces, which prepare wrote),
-        -- an 8000/8001's from its member.
+        -- an 8000/8001's from its member, a role event's as prepare kept them.
         SELECT buzz_private.event_json(
                    s.id, s.pubkey, s.created_at, s.kind,
                    CASE WHEN s.kind = 13534
                         THEN coalesce(buzz_private.kept_list_tags(s.id),
                                       buzz_private.list_tags(s.community_id))
-                        ELSE buzz_private.member_event_tags(s.member_pubkey) END,
+                        WHEN s.kind IN (8000, 8001)
+                        THEN buzz_private.member_event_tags(s.member_pubkey)
+                        ELSE s.tags END,
                    s.sig)
         FROM signed s
         ORDER BY s.position;

@@ -3,15 +3,20 @@
 --
 -- Phase one of a list write. For every community this transaction changed (or marked for
 -- republish), in ascending list-lock-key order: takes the community's list lock, the last lock
--- of the transaction, then reads the members and returns, unsigned, the new kind 13534 list and
--- the kind 8000/8001 events for pubkeys that became or stopped being members (net effect
--- within the transaction), all with the list's created_at. `serialized` is the exact NIP-01
--- array whose sha256 is `id`. Rows per community: the list, then 8000s, then 8001s, each by
--- pubkey. No rows when nothing changed. A second call replaces the first call's unsigned set.
+-- of the transaction, then reads the members and roles and returns, unsigned:
+--   - when members (or the roles they hold) changed, or on republish: the new kind 13534 list
+--     and the kind 8000/8001 events for pubkeys that became or stopped being members (net
+--     effect within the transaction);
+--   - the kind 33534 definition of each role defined or changed (of every role on republish),
+--     and the kind 5 deletion of each deleted role whose 33534 was live;
+-- all with one created_at. `serialized` is the exact NIP-01 array whose sha256 is `id`. Rows
+-- per community: the list, 8000s, 8001s (each by pubkey), 33534s, kind 5s (each by role id).
+-- No rows when nothing changed. A second call replaces the first call's unsigned set. A
+-- community with nothing to publish (a role defined and deleted again) owes nothing more.
 --
 -- created_at: the later of the clock (whole seconds) and one second past the community's
--- newest list. More than max_list_lead_seconds ahead of the clock (settings, default 300):
--- BZLAG. Records the relay key on first use; another key: BZKEY.
+-- newest list or role event. More than max_list_lead_seconds ahead of the clock (settings,
+-- default 300): BZLAG. Records the relay key on first use; another key: BZKEY.
 --
 -- Raises: BZIPK (malformed key), BZISO (not READ COMMITTED), BZKEY, BZLAG, BZARC (members of
 -- a community archived before its list lock was granted were changed).
@@ -35,6 +40,8 @@ DECLARE
     v_list_id text;
     v_position integer := 0;
     v_added integer;
+    v_members_changed boolean;  -- members, or the roles they hold
+    v_list boolean;             -- whether this community gets a new list
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.bound_waits();
@@ -68,19 +75,26 @@ BEGIN
             PERFORM buzz_private.forget_community_changes(v_xid, v_pending.community_id);
             CONTINUE;
         END IF;
-        IF v_archived AND EXISTS (SELECT FROM buzz_private.tx_member_changes ch
-                                  WHERE ch.xid = v_xid
-                                    AND ch.community_id = v_pending.community_id) THEN
-            RAISE EXCEPTION 'community % was archived; its members cannot change',
+        v_members_changed := EXISTS (SELECT FROM buzz_private.tx_member_changes ch
+                                     WHERE ch.xid = v_xid
+                                       AND ch.community_id = v_pending.community_id);
+        v_list := v_members_changed OR v_pending.rebuild;
+        IF v_archived AND (v_members_changed
+                           OR EXISTS (SELECT FROM buzz_private.tx_role_changes ch
+                                      WHERE ch.xid = v_xid
+                                        AND ch.community_id = v_pending.community_id)) THEN
+            RAISE EXCEPTION 'community % was archived; its members and roles cannot change',
                     v_pending.community_id
                 USING ERRCODE = 'BZARC', HINT = 'Unarchive it with buzz.unarchive_community first.';
         END IF;
 
         v_clock := pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()))::bigint;
-        SELECT pg_catalog.max(l.created_at) + 1 INTO v_created_at
-        FROM buzz_private.member_lists l
-        WHERE l.community_id = v_pending.community_id;
-        v_created_at := greatest(v_clock, v_created_at);
+        v_created_at := greatest(
+            v_clock,
+            (SELECT pg_catalog.max(l.created_at) + 1 FROM buzz_private.member_lists l
+             WHERE l.community_id = v_pending.community_id),
+            (SELECT pg_catalog.max(r.created_at) + 1 FROM buzz_private.role_events r
+             WHERE r.community_id = v_pending.community_id));
         IF v_created_at - v_clock > v_max_lead THEN
             RAISE EXCEPTION 'the list of community % would be % s ahead of the clock (at most % s)',
                     v_pending.community_id, v_created_at - v_clock, v_max_lead
@@ -88,51 +102,102 @@ BEGIN
                       HINT = 'Batch changes into one transaction (one list), or retry later.';
         END IF;
 
-        PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
-        v_tags := buzz_private.list_tags(v_pending.community_id);
-        v_serialized := buzz_private.serialize_event(v_pubkey, v_created_at, 13534, v_tags);
-        v_list_id := buzz_private.event_id(v_serialized);
-        -- insert_signed_events returns the list: it finds these tags by the id, not building
-        -- them again.
-        PERFORM buzz_private.keep_list_tags(v_list_id, v_tags);
-        -- The list, then the 8000/8001 events by net effect (a pubkey added and removed again
-        -- in this transaction gets neither), each serialized once: kept (without the text)
-        -- for insert_signed_events and returned.
+        IF v_list THEN
+            PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
+            v_tags := buzz_private.list_tags(v_pending.community_id);
+            v_serialized := buzz_private.serialize_event(v_pubkey, v_created_at, 13534, v_tags);
+            v_list_id := buzz_private.event_id(v_serialized);
+            -- insert_signed_events returns the list: it finds these tags by the id, not building
+            -- them again.
+            PERFORM buzz_private.keep_list_tags(v_list_id, v_tags);
+            -- The list, then the 8000/8001 events by net effect (a pubkey added and removed again
+            -- in this transaction gets neither), each serialized once: kept (without the text)
+            -- for insert_signed_events and returned.
+            RETURN QUERY
+                WITH changed AS (
+                    SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
+                    FROM buzz_private.tx_member_changes ch
+                    WHERE ch.xid = v_xid
+                      AND ch.community_id = v_pending.community_id
+                      AND ch.was_member <> EXISTS (
+                              SELECT FROM buzz_private.relay_members m
+                              WHERE m.community_id = ch.community_id AND m.pubkey = ch.pubkey)
+                ), member_events AS (
+                    SELECT pg_catalog.row_number() OVER (ORDER BY c.kind, c.pubkey) AS n, c.kind,
+                           c.pubkey AS member,
+                           buzz_private.serialize_event(v_pubkey, v_created_at, c.kind,
+                                                        buzz_private.member_event_tags(c.pubkey))
+                               AS serialized
+                    FROM changed c
+                ), identified AS (
+                    -- The list's text stays in v_serialized: carried here, it would be copied.
+                    SELECT 0::bigint AS n, 13534 AS kind, NULL::text AS member,
+                           NULL::text AS serialized, v_list_id AS id
+                    UNION ALL
+                    SELECT me.*, buzz_private.event_id(me.serialized) FROM member_events me
+                ), kept AS (
+                    INSERT INTO buzz_private.tx_prepared_events
+                        (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
+                    SELECT v_xid, v_position + 1 + i.n::integer, v_pending.community_id, i.id,
+                           v_pubkey, i.kind, v_created_at, i.member
+                    FROM identified i
+                )
+                SELECT v_pending.community_id, i.id, i.kind, v_created_at,
+                       coalesce(i.serialized, v_serialized)
+                FROM identified i
+                ORDER BY i.n;
+            GET DIAGNOSTICS v_added = ROW_COUNT;
+            v_position := v_position + v_added;
+        END IF;
+
+        -- The role events: the definition of each role changed (every role on republish), and
+        -- the deletion of each role deleted whose definition was published.
         RETURN QUERY
-            WITH changed AS (
-                SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
-                FROM buzz_private.tx_member_changes ch
-                WHERE ch.xid = v_xid
-                  AND ch.community_id = v_pending.community_id
-                  AND ch.was_member <> EXISTS (
-                          SELECT FROM buzz_private.relay_members m
-                          WHERE m.community_id = ch.community_id AND m.pubkey = ch.pubkey)
-            ), member_events AS (
-                SELECT pg_catalog.row_number() OVER (ORDER BY c.kind, c.pubkey) AS n, c.kind,
-                       c.pubkey AS member,
-                       buzz_private.serialize_event(v_pubkey, v_created_at, c.kind,
-                                                    buzz_private.member_event_tags(c.pubkey))
-                           AS serialized
-                FROM changed c
-            ), identified AS (
-                -- The list's text stays in v_serialized: carried here, it would be copied.
-                SELECT 0::bigint AS n, 13534 AS kind, NULL::text AS member,
-                       NULL::text AS serialized, v_list_id AS id
+            WITH wanted AS (
+                SELECT r.role_id, 33534 AS kind,
+                       buzz_private.role_event_tags(r.role_id, r.label, r.description,
+                                                    r.color, r.sort_order) AS tags
+                FROM buzz_private.roles r
+                WHERE r.community_id = v_pending.community_id
+                  AND (v_pending.rebuild
+                       OR r.role_id IN (SELECT ch.role_id FROM buzz_private.tx_role_changes ch
+                                        WHERE ch.xid = v_xid
+                                          AND ch.community_id = v_pending.community_id))
                 UNION ALL
-                SELECT me.*, buzz_private.event_id(me.serialized) FROM member_events me
+                SELECT ch.role_id, 5, buzz_private.role_deletion_tags(v_pubkey, ch.role_id)
+                FROM buzz_private.tx_role_changes ch
+                WHERE ch.xid = v_xid AND ch.community_id = v_pending.community_id
+                  AND NOT EXISTS (SELECT FROM buzz_private.roles r
+                                  WHERE r.community_id = ch.community_id
+                                    AND r.role_id = ch.role_id)
+                  AND EXISTS (SELECT FROM buzz_private.role_events e
+                              WHERE e.community_id = ch.community_id
+                                AND e.role_id = ch.role_id AND e.kind = 33534)
+            ), serialized AS (
+                SELECT pg_catalog.row_number() OVER (ORDER BY w.kind DESC, w.role_id) AS n,
+                       w.role_id, w.kind, w.tags,
+                       buzz_private.serialize_event(v_pubkey, v_created_at, w.kind, w.tags)
+                           AS serialized
+                FROM wanted w
+            ), identified AS (
+                SELECT se.*, buzz_private.event_id(se.serialized) AS id FROM serialized se
             ), kept AS (
                 INSERT INTO buzz_private.tx_prepared_events
-                    (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
-                SELECT v_xid, v_position + 1 + i.n::integer, v_pending.community_id, i.id,
-                       v_pubkey, i.kind, v_created_at, i.member
+                    (xid, position, community_id, id, pubkey, kind, created_at, role_id, tags)
+                SELECT v_xid, v_position + i.n::integer, v_pending.community_id, i.id,
+                       v_pubkey, i.kind, v_created_at, i.role_id, i.tags
                 FROM identified i
             )
-            SELECT v_pending.community_id, i.id, i.kind, v_created_at,
-                   coalesce(i.serialized, v_serialized)
+            SELECT v_pending.community_id, i.id, i.kind, v_created_at, i.serialized
             FROM identified i
             ORDER BY i.n;
         GET DIAGNOSTICS v_added = ROW_COUNT;
         v_position := v_position + v_added;
+        IF NOT v_list AND v_added = 0 THEN
+            -- Nothing to sign: the guard has nothing to hold this transaction to.
+            DELETE FROM buzz_private.tx_pending_lists p
+            WHERE p.xid = v_xid AND p.community_id = v_pending.community_id;
+        END IF;
     END LOOP;
 END
 $$;

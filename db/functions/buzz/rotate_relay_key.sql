@@ -1,7 +1,8 @@
 -- buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL) -> integer
 -- Changes the relay key: records p_new_pubkey (from then on prepare accepts only it) and
--- marks up to p_limit communities (all when NULL), archived ones included, whose live list is
--- signed by another key, for a new list in this transaction. Returns how many it marked. Call
+-- marks up to p_limit communities (all when NULL), archived ones included, whose live list or
+-- a live role definition is signed by another key, for a new list and new definitions in this
+-- transaction. Returns how many it marked. Call
 -- it again, each time in a transaction of its own, until it returns 0.
 -- Waits for every transaction that prepared with the old key: none commits after this does.
 -- Locks: the relay-key lock exclusive, then the marked communities FOR KEY SHARE.
@@ -29,8 +30,11 @@ BEGIN
     v_communities := ARRAY(
         SELECT c.community_id
         FROM buzz_private.communities c
-        JOIN buzz_private.member_lists l ON l.community_id = c.community_id
-        WHERE l.pubkey <> v_pubkey
+        WHERE EXISTS (SELECT FROM buzz_private.member_lists l
+                      WHERE l.community_id = c.community_id AND l.pubkey <> v_pubkey)
+           OR EXISTS (SELECT FROM buzz_private.role_events r
+                      WHERE r.community_id = c.community_id AND r.kind = 33534
+                        AND r.pubkey <> v_pubkey)
         ORDER BY c.community_id
         LIMIT p_limit
         FOR KEY SHARE OF c);

@@ -11,6 +11,8 @@ BEGIN
     WHERE p.xid = p_xid AND p.community_id = p_community;
     DELETE FROM buzz_private.tx_member_changes ch
     WHERE ch.xid = p_xid AND ch.community_id = p_community;
+    DELETE FROM buzz_private.tx_role_changes r
+    WHERE r.xid = p_xid AND r.community_id = p_community;
     DELETE FROM buzz_private.tx_published_events t
     WHERE t.xid = p_xid AND t.community_id = p_community;
 END

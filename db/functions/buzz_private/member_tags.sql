@@ -1,8 +1,9 @@
 -- buzz_private.member_tags(p_community, p_prefixes) -> TABLE(prefix, member_count, tags)
 -- The list's member tags computed from relay_members, one row per two-hex-digit pubkey prefix
 -- that has members (every prefix when p_prefixes is NULL), in NIP-01 bytes:
--- ',["member","<pubkey>","<role>"]' in pubkey order. Pubkeys are CHECKed lowercase hex and
--- roles CHECKed words, so plain concatenation is exactly what JSON.stringify would write:
+-- ',["member","<pubkey>","<role>"]' in pubkey order, the member's defined roles (kept
+-- ascending) after the base role. Pubkeys are CHECKed lowercase hex and roles CHECKed words
+-- and role ids, so plain concatenation is exactly what JSON.stringify would write:
 -- nothing here ever needs escaping.
 -- One index range scan per prefix (a LATERAL subquery with both bounds): the plan stays a
 -- range scan whatever the statistics or the cached plan, and reads only the prefixes asked.
@@ -21,8 +22,11 @@ BEGIN
     CROSS JOIN LATERAL (
         -- '0'..'9' < 'a'..'f' < 'g' in the "C" collation: [prefix, prefix || 'g') is the range.
         SELECT pg_catalog.count(*)::integer AS member_count,
-               pg_catalog.string_agg(',["member","' || m.pubkey || '","' || m.role || '"]', ''
-                                     ORDER BY m.pubkey) AS tags
+               pg_catalog.string_agg(
+                   ',["member","' || m.pubkey || '","' || m.role || '"'
+                   || CASE WHEN pg_catalog.cardinality(m.roles) = 0 THEN ']'
+                           ELSE ',"' || pg_catalog.array_to_string(m.roles, '","') || '"]' END,
+                   '' ORDER BY m.pubkey) AS tags
         FROM buzz_private.relay_members m
         WHERE m.community_id = p_community
           AND m.pubkey >= (pr.prefix COLLATE "C")

@@ -191,11 +191,13 @@ def assert_user_events(
     removed: set[str],
 ) -> None:
     """The write's events are its list, then one 8000 per added and one 8001 per removed pubkey,
-    all with the list's created_at, all verifying, and stored as the community's events."""
+    all with the list's created_at, all verifying, and stored as the community's events. Role
+    definitions the write published (SPEC §6; test_roles.py checks them) come after them."""
     snap = write.snapshot
     assert snap is not None
     assert write.events[0] == snap
-    rest = list(write.events[1:])
+    rest = [ev for ev in write.events[1:] if ev["kind"] in (KIND_ADD_USER, KIND_REMOVE_USER)]
+    assert list(write.events[1 : 1 + len(rest)]) == rest
     assert [ev["kind"] for ev in rest] == (
         [KIND_ADD_USER] * len(added) + [KIND_REMOVE_USER] * len(removed)
     )

@@ -363,11 +363,14 @@ def test_restore_with_triggers_off_shows_drift_and_republish_repairs(
     assert_live_list(
         reader, community.cid, w.snapshot, key.pubkey, {community.owner: "owner", a: "member"}
     )
-    assert w.events == (w.snapshot,)
+    # The list, then every role definition re-signed; no 8000 for a member added outside.
+    assert w.events[0] == w.snapshot
+    assert [ev["kind"] for ev in w.events[1:]] == [33534, 33534, 33534]
     assert reader.member_list_drift() == []
 
 
-# 5. NOTIFY buzz_membership: one payload per committed list, at commit, never on rollback.
+# 5. NOTIFY buzz_membership: one payload per committed list (and role event), at commit,
+# never on rollback.
 
 
 @pytest.fixture
@@ -398,9 +401,18 @@ def payload_of(cid: Any, snapshot: dict[str, Any]) -> dict[str, Any]:
     return {
         "community_id": str(cid),
         "id": snapshot["id"],
-        "kind": 13534,
+        "kind": snapshot["kind"],
         "created_at": snapshot["created_at"],
     }
+
+
+def announced(cid: Any, write: Any) -> list[dict[str, Any]]:
+    """The payloads a write's commit announces: its list and role events (not 8000/8001),
+    sorted by id (one commit's notifications come in no fixed order)."""
+    return sorted(
+        (payload_of(cid, ev) for ev in write.events if ev["kind"] not in (8000, 8001)),
+        key=lambda p: p["id"],
+    )
 
 
 def test_notify_once_per_committed_list(mem, listener, community):
@@ -413,8 +425,11 @@ def test_notify_once_per_committed_list(mem, listener, community):
     assert type(p["community_id"]) is str and type(p["id"]) is str
     assert type(p["kind"]) is int and type(p["created_at"]) is int
 
+    # The list and the three base role definitions.
     w = mem.create_community(new_host(), new_pubkey())
-    assert received(listener, 1) == [payload_of(w.details["community_id"], w.snapshot)]
+    got = received(listener, 4)
+    assert sorted(got, key=lambda p: p["id"]) == announced(w.details["community_id"], w)
+    assert payload_of(w.details["community_id"], w.snapshot) in got
 
     other = w.details["community_id"]
     with mem.transaction() as tx:
@@ -429,7 +444,8 @@ def test_notify_once_per_committed_list(mem, listener, community):
     )
 
     w = mem.republish_member_list(community.cid)
-    assert received(listener, 1) == [payload_of(community.cid, w.snapshot)]
+    got = received(listener, 4)
+    assert sorted(got, key=lambda p: p["id"]) == announced(community.cid, w)
 
     # No change, no list, no notification; nor for a deletion.
     assert mem.add_relay_member(community.cid, a).outcome == "already_member"
@@ -636,8 +652,10 @@ def test_rotation_moves_every_list_to_the_new_key(db_url, mem, reader, key, comm
             if w.outcome == 0:
                 break
             assert len(rounds) <= len(cids)
-            assert w.outcome == 1 and len(w.events) == 1
-            verify_both(w.events[0])
+            # The list and the three base role definitions.
+            assert w.outcome == 1 and len(w.events) == 4
+            for ev in w.events:
+                verify_both(ev)
         assert [w.outcome for w in rounds] == [1] * len(cids) + [0]
         assert rounds[-1].events == ()
         for cid in cids:

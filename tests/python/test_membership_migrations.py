@@ -32,6 +32,8 @@ READ_FUNCTIONS = {
     "membership_events",
     "member_list_drift",
     "communities",
+    "role_definitions",
+    "role_deletions",
 }
 
 # What must come out the same whichever way the database was built.

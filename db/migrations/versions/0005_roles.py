@@ -99,9 +99,14 @@ REVOKE ALL ON TABLE buzz_private.tx_role_changes FROM PUBLIC;
 
 
 def downgrade() -> None:
-    # Revision 0004's function files create relay_members without roles again.
+    # Revision 0004's function files create relay_members without roles, and the functions
+    # that read the dropped tables, again.
     run_sql("""
 DROP FUNCTION IF EXISTS buzz.relay_members(uuid);
+DROP FUNCTION IF EXISTS buzz.member_list_drift(uuid);
+DROP FUNCTION IF EXISTS buzz_private.role_event_tags(text, text, text, integer, integer);
+DROP FUNCTION IF EXISTS buzz_private.role_deletion_tags(text, text);
+DROP FUNCTION IF EXISTS buzz_private.normalize_role_id(text, boolean);
 DROP FUNCTION IF EXISTS buzz.define_role(uuid, text, text, text, integer, integer);
 DROP FUNCTION IF EXISTS buzz.delete_role(uuid, text);
 DROP FUNCTION IF EXISTS buzz.assign_role(uuid, text, text);
@@ -109,6 +114,8 @@ DROP FUNCTION IF EXISTS buzz.unassign_role(uuid, text, text);
 DROP FUNCTION IF EXISTS buzz.role_definitions(uuid);
 DROP FUNCTION IF EXISTS buzz.role_deletions(uuid);
 DROP TABLE buzz_private.tx_role_changes, buzz_private.role_events, buzz_private.roles;
+DROP FUNCTION IF EXISTS buzz_private.track_role_changes();
+DROP FUNCTION IF EXISTS buzz_private.announce_role_event();
 ALTER TABLE buzz_private.tx_prepared_events DROP COLUMN role_id, DROP COLUMN tags;
 ALTER TABLE buzz_private.relay_members DROP COLUMN roles;
 DROP DOMAIN buzz_private.role_id;

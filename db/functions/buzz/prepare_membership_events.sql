@@ -41,6 +41,7 @@ DECLARE
     v_position integer := 0;
     v_added integer;
     v_members_changed boolean;  -- members, or the roles they hold
+    v_roles_changed boolean;    -- role definitions
     v_list boolean;             -- whether this community gets a new list
 BEGIN
     PERFORM buzz_private.require_read_committed();
@@ -78,11 +79,11 @@ BEGIN
         v_members_changed := EXISTS (SELECT FROM buzz_private.tx_member_changes ch
                                      WHERE ch.xid = v_xid
                                        AND ch.community_id = v_pending.community_id);
+        v_roles_changed := EXISTS (SELECT FROM buzz_private.tx_role_changes ch
+                                   WHERE ch.xid = v_xid
+                                     AND ch.community_id = v_pending.community_id);
         v_list := v_members_changed OR v_pending.rebuild;
-        IF v_archived AND (v_members_changed
-                           OR EXISTS (SELECT FROM buzz_private.tx_role_changes ch
-                                      WHERE ch.xid = v_xid
-                                        AND ch.community_id = v_pending.community_id)) THEN
+        IF v_archived AND (v_members_changed OR v_roles_changed) THEN
             RAISE EXCEPTION 'community % was archived; its members and roles cannot change',
                     v_pending.community_id
                 USING ERRCODE = 'BZARC', HINT = 'Unarchive it with buzz.unarchive_community first.';
@@ -150,6 +151,9 @@ BEGIN
             v_position := v_position + v_added;
         END IF;
 
+        IF NOT (v_roles_changed OR v_pending.rebuild) THEN
+            CONTINUE;
+        END IF;
         -- The role events: the definition of each role changed (every role on republish), and
         -- the deletion of each role deleted whose definition was published.
         RETURN QUERY

@@ -8,7 +8,7 @@ BEGIN;
 CREATE FUNCTION pg_temp.arc(p_sql text, p_description text) RETURNS text LANGUAGE sql
 RETURN throws_ok(p_sql, 'BZARC', NULL, p_description);
 
-SELECT plan(36);
+SELECT plan(41);
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -48,6 +48,11 @@ SELECT pg_temp.arc(format('SELECT buzz.transfer_ownership(%L, %L)', :'c', pg_tem
                    'transfer_ownership: BZARC');
 SELECT pg_temp.arc(format('SELECT buzz.backfill_from_allowlist(%L)', :'c'),
                    'backfill_from_allowlist: BZARC');
+SELECT pg_temp.arc(format($$SELECT buzz.define_role(%L, 'mod', 'Moderator')$$, :'c'), 'define_role: BZARC');
+SELECT pg_temp.arc(format($$SELECT buzz.delete_role(%L, 'mod')$$, :'c'), 'delete_role: BZARC');
+SELECT pg_temp.arc(format($$SELECT buzz.assign_role(%L, %L, 'mod')$$, :'c', pg_temp.pk(1)), 'assign_role: BZARC');
+SELECT pg_temp.arc(format($$SELECT buzz.unassign_role(%L, %L, 'mod')$$, :'c', pg_temp.pk(1)), 'unassign_role: BZARC');
+SELECT is((SELECT count(*)::integer FROM buzz.role_definitions(:'c')), 3, '... the role definitions are unchanged');
 SELECT pg_temp.arc(format('SELECT buzz.allowlist_add(%L, %L)', :'c', pg_temp.pk(6)),
                    'allowlist_add: BZARC');
 SELECT results_eq(format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),
@@ -57,7 +62,7 @@ SELECT ok(NOT pg_temp.marked(), '... and no list is owed');
 
 -- What still works: republish, revoke
 SELECT is(buzz.republish_member_list(:'c')::text, '', 'republish works on an archived community');
-SELECT is(pg_temp.flush(), 1, '... and publishes its list');
+SELECT is(pg_temp.flush(), 4, '... and publishes its list and re-signs its three role definitions');
 SELECT is(buzz.revoke_relay_invite(:'c', :'inv'), 'revoked', 'revoking an invite works too');
 
 -- A change made before the archive, in the same transaction: refused at prepare

@@ -5,7 +5,10 @@
 -- (inside throws_ok/lives_ok, in a subtransaction); constraints are deferred again after each
 -- check that passes. Also: statements that change nothing, rolled-back savepoints, triggers
 -- off (replica), communities deleted in the same transaction, TRUNCATE refused (55000), and a
--- change after prepare (BZSTL).
+-- change after prepare (BZSTL). Role definitions alike: define_role, a direct UPDATE, INSERT
+-- or DELETE of buzz_private.roles owe their signed 33534 (or kind 5); a role defined and
+-- deleted again owes nothing once prepare has found nothing to sign; TRUNCATE of roles and
+-- role_events is refused; role events are announced by a deferred constraint trigger.
 BEGIN;
 \ir lib/fixtures.sql
 
@@ -21,7 +24,7 @@ BEGIN ATOMIC
     FROM pg_temp.prepared() p;
 END;
 
-SELECT plan(58);
+SELECT plan(102);
 
 -- The triggers
 SELECT trigger_is('buzz_private', 'relay_members', 'relay_members_track_insert',
@@ -36,6 +39,21 @@ SELECT ok((SELECT t.tgdeferrable AND t.tginitdeferred AND t.tgconstraint <> 0
            FROM pg_trigger t WHERE t.tgrelid = 'buzz_private.tx_pending_lists'::regclass
              AND t.tgname = 'tx_pending_lists_signed_at_commit'),
           'the commit guard is a constraint trigger, deferrable, initially deferred');
+SELECT trigger_is('buzz_private', 'roles', 'roles_track_insert',
+                  'buzz_private', 'track_role_changes', 'roles: INSERT trigger');
+SELECT trigger_is('buzz_private', 'roles', 'roles_track_update',
+                  'buzz_private', 'track_role_changes', 'roles: UPDATE trigger');
+SELECT trigger_is('buzz_private', 'roles', 'roles_track_delete',
+                  'buzz_private', 'track_role_changes', 'roles: DELETE trigger');
+SELECT trigger_is('buzz_private', 'roles', 'roles_refuse_truncate',
+                  'buzz_private', 'refuse_truncate', 'roles: TRUNCATE trigger');
+SELECT trigger_is('buzz_private', 'role_events', 'role_events_refuse_truncate',
+                  'buzz_private', 'refuse_truncate', 'role_events: TRUNCATE trigger');
+SELECT ok((SELECT t.tgdeferrable AND t.tginitdeferred AND t.tgconstraint <> 0
+                  AND t.tgfoid = 'buzz_private.announce_role_event()'::regprocedure
+           FROM pg_trigger t WHERE t.tgrelid = 'buzz_private.role_events'::regclass
+             AND t.tgname = 'role_events_announce_at_commit'),
+          'role events are announced (NOTIFY) by a constraint trigger, deferrable, initially deferred');
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -66,7 +84,78 @@ SET CONSTRAINTS ALL DEFERRED;
 -- republish
 SELECT is(buzz.republish_member_list(:'c')::text, '', 'republish_member_list, unsigned ...');
 SELECT pg_temp.unsigned('... BZUNS');
+SELECT is(pg_temp.flush(), 4, '... published: its list and its three role definitions');
+
+-- Role definitions
+SELECT is(buzz.define_role(:'c', 'mod', 'Moderator'), 'defined', 'define_role, unsigned ...');
+SELECT pg_temp.unsigned('... BZUNS: a definition alone owes its 33534');
+SELECT results_eq('SELECT * FROM pg_temp.prepared_rows()', format($$VALUES (%L::uuid, 33534, 'mod')$$, :'c'),
+                  '... prepare owes the 33534 alone');
 SELECT is(pg_temp.flush(), 1, '... published');
+SELECT pg_temp.signed('... the guard passes');
+SET CONSTRAINTS ALL DEFERRED;
+SELECT is(buzz.define_role(:'c', 'mod', 'Moderator'), 'unchanged', 'define_role unchanged ...');
+SELECT ok(NOT pg_temp.marked(), '... owes nothing');
+SELECT is(buzz.assign_role(:'c', pg_temp.pk(2), 'mod'), 'assigned', 'assign_role, unsigned ...');
+SELECT pg_temp.unsigned('... BZUNS');
+SELECT is(pg_temp.flush(), 1, '... published: its list');
+SELECT is(buzz.unassign_role(:'c', pg_temp.pk(2), 'mod'), 'unassigned', 'unassign_role, unsigned ...');
+SELECT pg_temp.unsigned('... BZUNS');
+SELECT is(pg_temp.flush(), 1, '... published: its list');
+SELECT is(buzz.delete_role(:'c', 'mod'), 'deleted', 'delete_role, unsigned ...');
+SELECT pg_temp.unsigned('... BZUNS: it owes the kind 5');
+SELECT is(pg_temp.flush(), 1, '... published');
+SELECT is(buzz.define_role(:'c', 'brief', 'Brief'), 'defined', 'a role defined ...');
+SELECT is(buzz.delete_role(:'c', 'brief'), 'deleted', '... and deleted again, never published');
+SELECT is_empty('SELECT * FROM pg_temp.prepared()', '... prepare finds nothing to sign');
+SELECT pg_temp.signed('... then the guard passes: the transaction commits with nothing prepared');
+SET CONSTRAINTS ALL DEFERRED;
+SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$, '... (inserting nothing returns nothing)');
+UPDATE buzz_private.roles SET description = 'Runs it' WHERE community_id = :'c' AND role_id = 'owner';
+SELECT pg_temp.unsigned('a direct UPDATE of buzz_private.roles, unsigned: BZUNS');
+SELECT results_eq('SELECT * FROM pg_temp.prepared_rows()', format($$VALUES (%L::uuid, 33534, 'owner')$$, :'c'),
+                  '... prepare owes its 33534');
+SELECT is(pg_temp.flush(), 1, '... published');
+SELECT is((SELECT d -> 'tags' FROM buzz.role_definitions(:'c') d WHERE d #>> '{tags,1,1}' = 'owner')::text,
+          pg_temp.role_tags('owner', 'Owner', 'Runs it', NULL, 0), '... the live definition says what was stored');
+INSERT INTO buzz_private.roles (community_id, role_id, label) VALUES (:'c', 'direct', 'Direct');
+SELECT pg_temp.unsigned('a direct INSERT into buzz_private.roles, unsigned: BZUNS');
+SELECT is(pg_temp.flush(), 1, '... published: its 33534');
+DELETE FROM buzz_private.roles WHERE community_id = :'c' AND role_id = 'direct';
+SELECT pg_temp.unsigned('a direct DELETE from buzz_private.roles, unsigned: BZUNS');
+SELECT results_eq('SELECT * FROM pg_temp.prepared_rows()',
+                  format($$VALUES (%L::uuid, 5, %L)$$, :'c', '33534:' || pg_temp.relay_pubkey() || ':direct'),
+                  '... prepare owes its kind 5');
+SELECT is(pg_temp.flush(), 1, '... published');
+-- A held role deleted by direct SQL: refused, or taken from its holders like delete_role does
+SELECT is(buzz.define_role(:'c', 'held', 'Held') || buzz.assign_role(:'c', pg_temp.pk(2), 'held'), 'definedassigned',
+          'a role defined and assigned');
+SELECT is(pg_temp.flush(), 2, '... published');
+CREATE FUNCTION pg_temp.delete_role_directly(p_community uuid, p_role text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM buzz_private.roles r WHERE r.community_id = p_community AND r.role_id = p_role;
+    RETURN 'deleted';
+EXCEPTION WHEN OTHERS THEN
+    RETURN SQLSTATE;
+END
+$$;
+SELECT pg_temp.delete_role_directly(:'c', 'held') AS direct_outcome \gset
+SELECT pg_temp.flush() AS n \gset
+SELECT is_empty(format($$SELECT m.pubkey, r.role FROM buzz.relay_members(%L) m, unnest(m.roles) AS r (role)
+                         WHERE NOT EXISTS (SELECT FROM buzz.role_definitions(%1$L) d WHERE d #>> '{tags,1,1}' = r.role)$$,
+                       :'c'),
+                format('a direct DELETE of a held role (%s): afterwards no member holds a role that is not defined',
+                       :'direct_outcome'));
+-- (Cleared, whatever happened.)
+UPDATE buzz_private.relay_members SET roles = '{}' WHERE community_id = :'c';
+SELECT pg_temp.flush() AS n \gset
+UPDATE buzz_private.roles SET label = label WHERE community_id = :'c' AND role_id = 'nobody';
+SELECT ok(NOT pg_temp.marked(), 'a statement on roles that changes no row owes nothing');
+SET LOCAL session_replication_role = replica;
+UPDATE buzz_private.roles SET label = 'Boss' WHERE community_id = :'c' AND role_id = 'owner';
+SET LOCAL session_replication_role = origin;
+SELECT pg_temp.signed('a direct UPDATE of roles with triggers off (replica): the guard is bypassed');
+SET CONSTRAINTS ALL DEFERRED;
 
 -- Direct SQL as the superuser
 INSERT INTO buzz_private.relay_members (community_id, pubkey, role) VALUES (:'c', pg_temp.pk(3), 'member');
@@ -132,6 +221,11 @@ SELECT throws_ok('TRUNCATE buzz_private.member_lists', '55000', NULL,
                  'TRUNCATE member_lists (the live lists and their newest created_at): 55000');
 SELECT throws_ok('TRUNCATE buzz_private.member_list_pieces', '55000', NULL,
                  'TRUNCATE member_list_pieces: 55000');
+SELECT throws_ok('TRUNCATE buzz_private.roles', '55000', NULL,
+                 'TRUNCATE roles (definitions changed without their events): 55000');
+SELECT throws_ok('TRUNCATE buzz_private.role_events', '55000', NULL,
+                 'TRUNCATE role_events (the live role events and their newest created_at): 55000');
+SELECT ok(EXISTS (SELECT FROM buzz.role_definitions(:'c')), '... the definitions are still there');
 RESET client_min_messages;
 
 -- A change after prepare

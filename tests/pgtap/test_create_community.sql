@@ -1,6 +1,7 @@
 -- buzz.create_community(p_host text, p_owner text) -> TABLE(community_id uuid, outcome text)
 -- Outcomes created / exists (the existing id) / host_taken / limit_reached (NULL id), the
--- owner as first member, its first list and 8000, host validation (BZHST) and normalization
+-- owner as first member, its first list and 8000, the definitions of its three base roles
+-- (owner, admin, member: their 33534 events, exact text, with the list's created_at), host validation (BZHST) and normalization
 -- (stored lower-cased, found by buzz.community_id case-insensitively, ports part of the
 -- host), BZIPK, and who may call it. BZISO is covered by pytest: this suite runs in one READ
 -- COMMITTED transaction, whose isolation level can no longer change once the fixtures ran.
@@ -14,7 +15,7 @@ RETURN (SELECT c.outcome FROM buzz.create_community(p_host, p_owner) c);
 CREATE FUNCTION pg_temp.long_host(n integer) RETURNS text LANGUAGE sql
 RETURN left(repeat(repeat('a', 62) || '.', 5), n - 1) || 'b';
 
-SELECT plan(79);
+SELECT plan(85);
 
 SELECT function_returns('buzz', 'create_community', ARRAY['text', 'text'],
                         'setof record', 'create_community returns a table');
@@ -30,13 +31,40 @@ SELECT is(buzz.community_id('a.org'), :'a'::uuid, '... with the returned id, fou
 SELECT pg_temp.members_are(:'a', $$VALUES (pg_temp.pk(1), 'owner')$$,
                            '... its owner is its one member');
 SELECT ok(pg_temp.marked(), '... and it owes its first list');
-SELECT pg_temp.events_are($$VALUES (13534, NULL::text), (8000, pg_temp.pk(1))$$,
-                          '... one list and an 8000 for the owner');
+SELECT pg_temp.events_are($$VALUES (13534, NULL::text), (8000, pg_temp.pk(1)), (33534, 'admin'),
+                                     (33534, 'member'), (33534, 'owner')$$,
+                          '... one list, an 8000 for the owner and the 33534 of each base role');
+SELECT is((SELECT array_agg(p.kind::text || ':' || coalesce(p.serialized::jsonb #>> '{4,1,1}', '') ORDER BY o)
+           FROM pg_temp.prepared() WITH ORDINALITY AS p (community_id, id, kind, created_at, serialized, o)),
+          ARRAY['13534:' || pg_temp.pk(1), '8000:' || pg_temp.pk(1), '33534:admin', '33534:member',
+                '33534:owner'],
+          '... in the order list, 8000, then the 33534s by role id');
+-- One prepare, kept: two calls could straddle a clock second.
+CREATE TEMP TABLE first_prepare AS SELECT * FROM pg_temp.prepared();
+SELECT is((SELECT array_agg(p.serialized ORDER BY p.serialized COLLATE "C")
+           FROM first_prepare p WHERE p.kind = 33534),
+          (SELECT array_agg(format('[0,"%s",%s,33534,%s,""]', pg_temp.relay_pubkey(), l.created_at, t)
+                            ORDER BY t COLLATE "C")
+           FROM first_prepare l,
+                unnest(ARRAY['[["-"],["d","admin"],["label","Admin"],["order","1"]]',
+                             '[["-"],["d","member"],["label","Member"],["order","2"]]',
+                             '[["-"],["d","owner"],["label","Owner"],["order","0"]]']) t
+           WHERE l.kind = 13534),
+          '... each [0,key,created_at,33534,[["-"],["d",id],["label",..],["order",..]],""] with the list''s created_at');
+SELECT results_eq(format($$SELECT r.role_id::text COLLATE "default", r.label, r.description, r.color, r.sort_order
+                          FROM buzz_private.roles r WHERE r.community_id = %L ORDER BY r.role_id$$, :'a'),
+                  $$VALUES ('admin', 'Admin', NULL::text, NULL::integer, 1), ('member', 'Member', NULL, NULL, 2),
+                           ('owner', 'Owner', NULL, NULL, 0)$$,
+                  '... the base roles stored: labels Owner, Admin, Member, order 0, 1, 2, no description or color');
 SELECT is((SELECT array_agg(DISTINCT p.community_id) FROM pg_temp.prepared() p),
           ARRAY[:'a'::uuid], '... all for the new community');
 SELECT ok(buzz.member_list(:'a') IS NULL, '... no list is live before it is published');
-SELECT is(pg_temp.flush(), 2, 'publishing writes those two events');
+SELECT is(pg_temp.flush(), 5, 'publishing writes those five events');
 SELECT pg_temp.list_is_members(:'a', 'the live list names the owner');
+SELECT is((SELECT array_agg(d ->> 'kind' || ':' || (d -> 'tags' -> 1 ->> 1)) FROM buzz.role_definitions(:'a') d),
+          ARRAY['33534:admin', '33534:member', '33534:owner'],
+          'the three base role definitions are live, by role id');
+SELECT is((SELECT m.roles FROM buzz.relay_members(:'a') m), '{}'::text[], '... the owner holds no defined role');
 SELECT ok(NOT pg_temp.marked(), 'nothing is owed once published');
 
 -- exists
@@ -46,6 +74,7 @@ SELECT results_eq(format('SELECT * FROM buzz.create_community(%L, %L)', 'a.org',
 SELECT results_eq(format('SELECT * FROM buzz.create_community(%L, %L)', 'A.ORG', upper(pg_temp.pk(1))),
                   format('VALUES (%L::uuid, %L)', :'a', 'exists'),
                   '... also with host and owner in uppercase');
+SELECT ok(NOT pg_temp.marked(), '... exists defines nothing again and owes nothing');
 
 -- host_taken
 SELECT buzz.add_relay_member(:'a', pg_temp.pk(3), 'admin') AS setup_1 \gset
@@ -83,7 +112,7 @@ SELECT is(buzz.community_id('UPPER.example.Org'), :'u'::uuid,
           '... and found by buzz.community_id in any case');
 SELECT pg_temp.members_are(:'u', $$VALUES (pg_temp.pk(4), 'owner')$$,
                            '... its owner stored lower-cased');
-SELECT is(pg_temp.flush(), 4, 'both communities publish their first lists (2 x list and 8000)');
+SELECT is(pg_temp.flush(), 10, 'both communities publish their first lists (2 x list, 8000 and three 33534)');
 
 -- valid hosts
 SELECT is(pg_temp.create_outcome('localhost', pg_temp.pk(5)), 'created', 'a single label is a host');
@@ -95,7 +124,7 @@ SELECT is(pg_temp.create_outcome(pg_temp.long_host(253), pg_temp.pk(5)), 'create
           'a name of 253 characters is accepted');
 SELECT is(pg_temp.create_outcome('xn--bcher-kva.example', pg_temp.pk(5)), 'created',
           'an IDNA (punycode) name with hyphens is accepted');
-SELECT is(pg_temp.flush(), 12, '... six communities publish their first lists');
+SELECT is(pg_temp.flush(), 30, '... six communities publish their first lists and definitions');
 
 -- BZHST
 SELECT throws_ok(format('SELECT * FROM buzz.create_community(NULL, %L)', pg_temp.pk(6)),
@@ -169,7 +198,7 @@ SELECT ok(NOT pg_temp.marked(), 'limit_reached owes no list');
 UPDATE buzz_private.settings SET max_communities_per_owner = 2;
 SELECT is(pg_temp.create_outcome('c.org', pg_temp.pk(1)), 'created',
           'below the limit (one owned, limit two) the community is created');
-SELECT is(pg_temp.flush(), 2, '... and publishes its first list');
+SELECT is(pg_temp.flush(), 5, '... and publishes its first list and definitions');
 UPDATE buzz_private.settings SET max_communities_per_owner = DEFAULT;
 
 -- the default maximum is 50
@@ -181,7 +210,7 @@ SELECT is((SELECT count(*)::integer
 SELECT results_eq(format('SELECT * FROM buzz.create_community(%L, %L)', 'owned-51.example.org', pg_temp.pk(9)),
                   $$VALUES (NULL::uuid, 'limit_reached')$$,
                   '... and the 51st answers limit_reached');
-SELECT is(pg_temp.flush(), 100, '... the 50 publish their first lists');
+SELECT is(pg_temp.flush(), 250, '... the 50 publish their first lists and definitions');
 
 -- BZISO: the guard is in the body (the error itself is tested by pytest, see the header)
 SELECT ok(pg_get_functiondef('buzz.create_community(text, text)'::regprocedure)
@@ -192,7 +221,7 @@ SELECT ok(pg_get_functiondef('buzz.create_community(text, text)'::regprocedure)
 SET LOCAL ROLE buzz_writer;
 SELECT is(pg_temp.create_outcome('writer.example.org', pg_temp.pk(7)), 'created',
           'buzz_writer may create a community');
-SELECT is(pg_temp.flush(), 2, '... and publish its first list');
+SELECT is(pg_temp.flush(), 5, '... and publish its first list and definitions');
 RESET ROLE;
 SET LOCAL ROLE buzz_reader;
 SELECT throws_ok(format('SELECT * FROM buzz.create_community(%L, %L)', 'reader.example.org', pg_temp.pk(8)),

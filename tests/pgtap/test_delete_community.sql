@@ -1,6 +1,6 @@
 -- buzz.delete_community(p_community uuid) -> text
--- Outcomes deleted / not_found; the community's members, list, events, invites, allowlist and
--- policy acceptances go with it; no list and no 8001 are written (also when it changed earlier
+-- Outcomes deleted / not_found; the community's members, list, events, invites, allowlist,
+-- policy acceptances, role definitions and role events go with it (no kind 5 either); no list and no 8001 are written (also when it changed earlier
 -- in the same transaction, or after prepare); other communities keep their lists; and who may
 -- call it.
 BEGIN;
@@ -17,12 +17,14 @@ BEGIN ATOMIC
     UNION ALL SELECT 'membership_events', count(*) FROM buzz_private.membership_events t WHERE t.community_id = p_community
     UNION ALL SELECT 'relay_invites', count(*) FROM buzz_private.relay_invites t WHERE t.community_id = p_community
     UNION ALL SELECT 'relay_allowlist', count(*) FROM buzz_private.relay_allowlist t WHERE t.community_id = p_community
-    UNION ALL SELECT 'policy_acceptances', count(*) FROM buzz_private.policy_acceptances t WHERE t.community_id = p_community;
+    UNION ALL SELECT 'policy_acceptances', count(*) FROM buzz_private.policy_acceptances t WHERE t.community_id = p_community
+    UNION ALL SELECT 'roles', count(*) FROM buzz_private.roles t WHERE t.community_id = p_community
+    UNION ALL SELECT 'role_events', count(*) FROM buzz_private.role_events t WHERE t.community_id = p_community;
 END;
 CREATE FUNCTION pg_temp.nothing_left(p_community uuid, p_description text) RETURNS text LANGUAGE sql
 RETURN is_empty(format('SELECT * FROM pg_temp.leftovers(%L) WHERE n > 0', p_community), p_description);
 
-SELECT plan(32);
+SELECT plan(34);
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -36,15 +38,16 @@ SELECT set_eq($$SELECT c.relname::text FROM pg_class c JOIN pg_attribute a ON a.
                    AND c.relpersistence = 'p' AND a.attname = 'community_id' AND NOT a.attisdropped$$,
               $$SELECT l.tbl FROM pg_temp.leftovers(NULL) l$$,
               'leftovers counts every stored table that holds rows of a community (no kept copy of the list)');
-SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 8::bigint,
+SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 10::bigint,
           'the community has rows in every table');
 
 SELECT is(buzz.delete_community(:'c'), 'deleted', 'delete: deleted');
-SELECT pg_temp.nothing_left(:'c', '... its members, list, events, invites, allowlist and acceptances are gone');
+SELECT pg_temp.nothing_left(:'c', '... its members, list, events, invites, allowlist, acceptances, roles and role events are gone');
 SELECT ok(buzz.community_id('relay.example.org') IS NULL, '... its host finds nothing');
 SELECT ok(buzz.member_list(:'c') IS NULL, '... it has no list');
 SELECT is_empty(format('SELECT * FROM buzz.membership_events(%L)', :'c'), '... nor events');
 SELECT is_empty(format('SELECT * FROM buzz.relay_members(%L)', :'c'), '... nor members');
+SELECT is_empty(format('SELECT * FROM buzz.role_definitions(%L)', :'c'), '... nor role definitions');
 SELECT ok(NOT pg_temp.marked(), '... no list is owed for it');
 SELECT is_empty('SELECT * FROM pg_temp.prepared()', '... prepare writes no list and no 8001');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
@@ -56,11 +59,12 @@ SELECT is(buzz.delete_community(NULL), 'not_found', 'a NULL community: not_found
 -- Changed earlier in the same transaction, next to another changed community
 SELECT community_id AS d FROM buzz.create_community('relay.example.org', pg_temp.pk(0)) \gset
 SELECT is(buzz.add_relay_member(:'d', pg_temp.pk(1)), 'added', 'the host is free again: a new community, a member added');
+SELECT is(buzz.define_role(:'d', 'mod', 'Moderator'), 'defined', '... a role defined there');
 SELECT is(buzz.add_relay_member(:'other', pg_temp.pk(1)), 'added', '... and another community changed');
 SELECT is(buzz.delete_community(:'d'), 'deleted', '... the new community deleted before its list');
 SELECT results_eq($$SELECT p.community_id, p.kind FROM pg_temp.prepared() p$$,
                   format($$VALUES (%L::uuid, 13534), (%1$L, 8000)$$, :'other'),
-                  '... prepare writes only the other community''s list and 8000');
+                  '... prepare writes only the other community''s list and 8000 (no 33534, no kind 5)');
 SELECT is(pg_temp.flush(), 2, '... published');
 SELECT is(pg_temp.guard(), NULL, '... the commit guard passes');
 

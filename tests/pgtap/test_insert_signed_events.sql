@@ -6,7 +6,8 @@
 -- returns and stores (each one's text byte for byte the compact NIP-01 object built from the
 -- prepared fields and the signature given, its id the sha256 of the serialization of exactly
 -- those tag bytes), the commit guard it clears, the same id prepared twice for two
--- communities with the same members, and who may call it.
+-- communities with the same members, role events (a 33534, its kind 5 replacing it, byte for
+-- byte, BZSIG storing nothing), and who may call it.
 -- The NOTIFY it queues is delivered only at commit: covered by pytest.
 BEGIN;
 \ir lib/fixtures.sql
@@ -16,7 +17,7 @@ RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT * FROM buzz.insert_signed_events(%s, %s)', p_ids, p_sigs),
                  p_code, NULL, p_description);
 
-SELECT plan(64);
+SELECT plan(78);
 
 -- Nothing prepared
 SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
@@ -161,7 +162,7 @@ SELECT is_empty($$SELECT * FROM buzz.insert_signed_events('{}', '{}')$$,
 -- The same id twice: two communities with the same members in the same second
 SELECT community_id AS d1 FROM buzz.create_community('one.example.org', pg_temp.pk(20)) \gset
 SELECT community_id AS d2 FROM buzz.create_community('two.example.org', pg_temp.pk(20)) \gset
-SELECT is(pg_temp.flush(), 4, 'two communities of one owner published together: two lists, two 8000');
+SELECT is(pg_temp.flush(), 10, 'two communities of one owner published together: two lists, two 8000, six 33534');
 SELECT ok(buzz.member_list(:'d1') IS NOT NULL AND buzz.member_list(:'d2') IS NOT NULL
           AND (buzz.member_list(:'d1') -> 'tags')::text = (buzz.member_list(:'d2') -> 'tags')::text,
           '... each stored for its community, with the same tags');
@@ -186,7 +187,7 @@ SELECT ok((SELECT count(*) FROM buzz.membership_events(:'d1', :ahead + 1)) = 1
 -- Publishing twice in one transaction: one list and one set of events, by net effect
 SELECT pg_temp.settle();
 SELECT community_id AS t FROM buzz.create_community('twice.example.org', pg_temp.pk(30)) \gset
-SELECT is(pg_temp.flush(), 2, 'a community published (as if committed)');
+SELECT is(pg_temp.flush(), 5, 'a community published (as if committed)');
 SELECT buzz.member_list(:'t') ->> 'id' AS before_id \gset
 SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(31)), 'added', 'in one transaction: pk(31) added');
 SELECT is(buzz.add_relay_member(:'t', pg_temp.pk(32)), 'added', '... pk(32) added');
@@ -206,6 +207,58 @@ SELECT results_eq(
            :'t', (buzz.member_list(:'t') ->> 'created_at')),
     format($$VALUES ('8000', %L)$$, pg_temp.pk(32)),
     '... and the first publish''s events were replaced: no 8000 for pk(31) is left');
+SELECT pg_temp.settle();
+
+-- Role events: a 33534 definition, then its kind 5 deletion, stored as the live event of the
+-- role's address
+SELECT is(buzz.define_role(:'c', 'mod', 'Mod "one"', 'a\b', 120, -3), 'defined', 'a role defined');
+CREATE TEMP TABLE role_prepared AS
+SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY
+              AS p (community_id, id, kind, created_at, serialized, ord);
+SELECT is((SELECT array_agg(x.kind ORDER BY x.ord) FROM role_prepared x), ARRAY[33534],
+          '... prepared as its 33534 alone');
+SELECT array_agg(x.id ORDER BY x.ord) AS ids FROM role_prepared x \gset
+SELECT pg_temp.insert_throws(quote_literal(:'ids'), quote_literal(pg_temp.sigs(1)), 'BZSIG',
+                             '... a signature that does not verify: BZSIG');
+SELECT is_empty(format($$SELECT FROM buzz_private.role_events r WHERE r.community_id = %L AND r.role_id = 'mod'$$, :'c'),
+                '... and nothing is stored');
+SELECT pg_temp.signatures(:'ids'::text[]) AS sigs \gset
+CREATE TEMP TABLE role_signed AS
+SELECT s.event, s.ord FROM buzz.insert_signed_events(:'ids'::text[], :'sigs'::text[]) WITH ORDINALITY AS s (event, ord);
+SELECT is((SELECT s.event::text FROM role_signed s),
+          (SELECT pg_temp.nip01_object(x.id, pg_temp.relay_pubkey(), x.created_at, 33534,
+                                       '[["-"],["d","mod"],["label","Mod \"one\""],["description","a\\b"],["color","120"],["order","-3"]]',
+                                       (:'sigs'::text[])[1])
+           FROM role_prepared x),
+          'the signed 33534 comes back byte for byte the compact NIP-01 object');
+SELECT ok(pg_temp.id_ok((SELECT s.event FROM role_signed s)), '... its id hashes its content');
+SELECT results_eq(format($$SELECT r.kind, r.id::text COLLATE "default", r.pubkey::text COLLATE "default", r.created_at,
+                                 r.tags COLLATE "default", r.sig::text COLLATE "default"
+                          FROM buzz_private.role_events r WHERE r.community_id = %L AND r.role_id = 'mod'$$, :'c'),
+                  format($$SELECT 33534, x.id, %L, x.created_at, %L, %L FROM role_prepared x$$,
+                         pg_temp.relay_pubkey(), pg_temp.role_tags('mod', 'Mod "one"', 'a\b', 120, -3),
+                         (:'sigs'::text[])[1]),
+                  '... stored as the live event of the role (kind, id, pubkey, created_at, tags, sig)');
+SELECT is((SELECT d::text FROM buzz.role_definitions(:'c') d WHERE d #>> '{tags,1,1}' = 'mod'),
+          (SELECT s.event::text FROM role_signed s), '... role_definitions returns the same bytes');
+SELECT ok(NOT pg_temp.marked(), '... nothing is owed');
+SELECT pg_temp.settle();
+SELECT is(buzz.delete_role(:'c', 'mod'), 'deleted', 'the role deleted');
+SELECT pg_temp.prepared_ids() AS ids \gset
+SELECT pg_temp.signatures(:'ids'::text[]) AS sigs \gset
+CREATE TEMP TABLE deletion_signed AS
+SELECT s.event FROM buzz.insert_signed_events(:'ids'::text[], :'sigs'::text[]) AS s (event);
+SELECT is((SELECT array_agg(s.event::text) FROM deletion_signed s),
+          ARRAY[pg_temp.nip01_object((:'ids'::text[])[1], pg_temp.relay_pubkey(),
+                                     (SELECT (s.event ->> 'created_at')::bigint FROM deletion_signed s), 5,
+                                     pg_temp.deletion_tags('mod'), (:'sigs'::text[])[1])],
+          '... its kind 5 (no list: nobody held it) comes back byte for byte');
+SELECT ok(pg_temp.id_ok((SELECT s.event FROM deletion_signed s)), '... its id hashes its content');
+SELECT results_eq(format('SELECT * FROM pg_temp.role_events(%L)', :'c'),
+                  $$VALUES ('admin', 33534), ('member', 33534), ('mod', 5), ('owner', 33534)$$,
+                  '... it replaced the 33534 as the live event of the role''s address');
+SELECT is((SELECT array_agg(d::text) FROM buzz.role_deletions(:'c') d),
+          (SELECT array_agg(s.event::text) FROM deletion_signed s), '... role_deletions returns the same bytes');
 SELECT pg_temp.settle();
 
 -- Who may call it

@@ -1,6 +1,6 @@
 -- buzz.member_list(p_community uuid) -> json
 -- The live signed kind 13534 list as the compact NIP-01 object: its fields, tags (["-"] first,
--- then every member by pubkey with its role), its text byte for byte the object built
+-- then every member by pubkey with its role and the defined roles it holds), its text byte for byte the object built
 -- independently from the list's fields (keys in NIP-01's order, no whitespace), an id that is
 -- the sha256 of the serialization of exactly those tag bytes, the committed list until a new
 -- one is inserted, archived communities, NULL for an unknown or NULL community or one without
@@ -17,7 +17,7 @@ BEGIN ATOMIC
     FROM buzz_private.member_lists l WHERE l.community_id = p_community;
 END;
 
-SELECT plan(38);
+SELECT plan(42);
 
 SELECT pg_temp.community() AS c \gset
 SELECT buzz.member_list(:'c') AS first \gset
@@ -67,6 +67,18 @@ SELECT ok(buzz_private.bip340_verify(decode(buzz.member_list(:'c')::jsonb ->> 's
                                      decode(buzz.member_list(:'c')::jsonb ->> 'id', 'hex'),
                                      decode(pg_temp.relay_pubkey(), 'hex')),
           '... and whose signature verifies for that id and the relay key');
+
+-- With defined roles held: after the base role, ascending
+SELECT is(buzz.define_role(:'c', 'mod', 'Moderator') || buzz.define_role(:'c', '-x', 'X')
+          || buzz.assign_role(:'c', pg_temp.pk(1), 'mod') || buzz.assign_role(:'c', pg_temp.pk(1), '-x'),
+          'defineddefinedassignedassigned', 'two roles defined, both held by pk(1)');
+SELECT pg_temp.flush() AS n \gset
+SELECT is((SELECT t::text FROM json_array_elements(buzz.member_list(:'c') -> 'tags') AS e (t) WHERE t ->> 1 = pg_temp.pk(1)),
+          format('["member","%s","member","-x","mod"]', pg_temp.pk(1)),
+          'a member''s tag names its base role, then its defined roles ascending');
+SELECT is(buzz.member_list(:'c')::text, pg_temp.expected_list(:'c'),
+          '... the list byte for byte the compact object built from its fields');
+SELECT ok(pg_temp.id_ok(buzz.member_list(:'c')), '... its id hashes its content');
 
 -- Archived, unknown, NULL, without a list
 SELECT buzz.member_list(:'c') AS live \gset

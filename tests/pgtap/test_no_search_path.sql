@@ -1,5 +1,5 @@
 -- The API needs no search_path: a whole flow (create a community, add, remove, change a role,
--- transfer, invite and claim, publish, read the list, check drift, and the rest of the API)
+-- transfer, invite and claim, publish, read the list, check drift, roles, and the rest of the API)
 -- runs with search_path = '' from the first statement on.
 -- pgTAP lives in schema public and its own functions call each other unqualified, so a bare
 -- public.is() fails under an empty search_path. Each assertion therefore goes through a
@@ -18,14 +18,14 @@ AS 'SELECT public.ok($1, $2)';
 CREATE FUNCTION pg_temp.t_is(anyelement, anyelement, text) RETURNS text LANGUAGE sql
 SET search_path = public AS 'SELECT public.is($1, $2, $3)';
 
-SELECT pg_temp.t_plan(38);
+SELECT pg_temp.t_plan(51);
 SELECT pg_temp.t_is(pg_catalog.current_setting('search_path'), '""', 'the search_path is empty');
 
 -- Create and publish
 SELECT community_id AS c, outcome FROM buzz.create_community('Flow.Example.org', pg_temp.pk(0)) \gset
 SELECT pg_temp.t_is(:'outcome'::text, 'created', 'create_community: created');
 SELECT pg_temp.t_is(pg_temp.guard(), 'BZUNS', '... unsigned it cannot commit');
-SELECT pg_temp.t_is(pg_temp.flush(), 2, 'prepare, sign and insert: the list and the 8000');
+SELECT pg_temp.t_is(pg_temp.flush(), 5, 'prepare, sign and insert: the list, the 8000 and three 33534');
 SELECT pg_temp.t_is(buzz.community_id('flow.example.org'), :'c'::uuid, 'community_id');
 
 -- Members
@@ -78,14 +78,32 @@ SELECT pg_temp.t_is((SELECT pg_catalog.string_agg(e ->> 'kind', ',') FROM buzz.m
 INSERT INTO buzz_private.relay_members (community_id, pubkey, role) VALUES (:'c', pg_temp.pk(8), 'member');
 SELECT pg_temp.t_is(pg_temp.flush(), 2, 'a direct INSERT: its list and 8000');
 
+-- Roles
+SELECT pg_temp.t_is(buzz.define_role(:'c', 'mod', 'Moderator', 'Keeps order', 200, 5), 'defined', 'define_role');
+SELECT pg_temp.t_is(buzz.assign_role(:'c', pg_temp.pk(8), 'mod'), 'assigned', 'assign_role');
+SELECT pg_temp.t_is(pg_temp.flush(), 2, '... published: the list and the 33534');
+SELECT pg_temp.t_is((SELECT m.roles FROM buzz.relay_members(:'c') m WHERE m.pubkey = pg_temp.pk(8)),
+                    ARRAY['mod'], 'relay_members: the roles held');
+SELECT pg_temp.t_is((SELECT pg_catalog.string_agg(d #>> '{tags,1,1}', ',') FROM buzz.role_definitions(:'c') d),
+                    'admin,member,mod,owner', 'role_definitions');
+SELECT pg_temp.t_is(buzz.define_role(:'c', 'tmp', 'Temporary'), 'defined', 'another role defined');
+SELECT pg_temp.t_is(buzz.assign_role(:'c', pg_temp.pk(8), 'tmp'), 'assigned', '... and assigned');
+SELECT pg_temp.t_is(buzz.unassign_role(:'c', pg_temp.pk(8), 'mod'), 'unassigned', 'unassign_role');
+SELECT pg_temp.t_is(pg_temp.flush(), 2, '... published: the list and the 33534');
+SELECT pg_temp.t_is(buzz.delete_role(:'c', 'tmp'), 'deleted', 'delete_role');
+SELECT pg_temp.t_is(pg_temp.flush(), 2, '... published: the list and the kind 5');
+SELECT pg_temp.t_is((SELECT pg_catalog.string_agg(d ->> 'kind', ',') FROM buzz.role_deletions(:'c') d),
+                    '5', 'role_deletions');
+SELECT pg_temp.t_ok(NOT EXISTS (SELECT FROM buzz.member_list_drift(:'c')), '... member_list_drift: none');
+
 -- The rest of the API
 SELECT community_id AS d FROM buzz.create_community('seed.example.org', pg_temp.pk(0)) \gset
 SELECT pg_temp.t_is(buzz.allowlist_add(:'d', pg_temp.pk(9)), 'added', 'allowlist_add');
 SELECT pg_temp.t_is(buzz.backfill_from_allowlist(:'d'), 1, 'backfill_from_allowlist');
-SELECT pg_temp.t_is(pg_temp.flush(), 3, '... published: one list, two 8000');
+SELECT pg_temp.t_is(pg_temp.flush(), 6, '... published: one list, two 8000, three 33534');
 SELECT pg_temp.t_is(buzz.archive_community(:'d'), 'archived', 'archive_community');
 SELECT pg_temp.t_is(buzz.republish_member_list(:'d')::text, '', 'republish_member_list');
-SELECT pg_temp.t_is(pg_temp.flush(), 1, '... published');
+SELECT pg_temp.t_is(pg_temp.flush(), 4, '... published: the list and three 33534');
 SELECT pg_temp.t_is(buzz.unarchive_community(:'d'), 'unarchived', 'unarchive_community');
 SELECT pg_temp.t_is(buzz.rotate_relay_key(pg_temp.relay_pubkey()), 0, 'rotate_relay_key: no list by another key');
 SELECT pg_temp.t_is(buzz.delete_community(:'d'), 'deleted', 'delete_community');

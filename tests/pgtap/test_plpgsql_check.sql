@@ -16,7 +16,9 @@ INSERT INTO trigger_context VALUES
     ('buzz_private.track_member_changes()', 'buzz_private.relay_members', 'old_rows', 'new_rows'),
     ('buzz_private.refuse_truncate()', 'buzz_private.relay_members', NULL, NULL),
     ('buzz_private.check_list_signed()', 'buzz_private.tx_pending_lists', NULL, NULL),
-    ('buzz_private.announce_list()', 'buzz_private.member_lists', NULL, NULL);
+    ('buzz_private.announce_list()', 'buzz_private.member_lists', NULL, NULL),
+    ('buzz_private.track_role_changes()', 'buzz_private.roles', 'old_rows', 'new_rows'),
+    ('buzz_private.announce_role_event()', 'buzz_private.role_events', NULL, NULL);
 CREATE TEMP TABLE checked AS
 SELECT p.oid::regprocedure AS fn, p.prorettype = 'trigger'::regtype AS is_trigger,
        t.relid, t.oldtable, t.newtable
@@ -29,8 +31,8 @@ SELECT plan(3 + (SELECT count(*)::integer FROM checked));
 
 SELECT is_empty('SELECT c.fn FROM checked c WHERE c.is_trigger AND c.relid IS NULL',
                 'every trigger function has its trigger context here');
-SELECT is((SELECT count(*) FROM checked c WHERE c.is_trigger AND c.relid IS NOT NULL), 4::bigint,
-          'the four trigger functions are checked');
+SELECT is((SELECT count(*) FROM checked c WHERE c.is_trigger AND c.relid IS NOT NULL), 6::bigint,
+          'the six trigger functions are checked');
 SELECT cmp_ok((SELECT count(*) FROM checked c WHERE c.fn::text LIKE 'buzz.%'), '>=', 20::bigint,
               'the API''s PL/pgSQL functions are checked');
 

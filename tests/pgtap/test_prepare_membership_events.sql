@@ -2,10 +2,12 @@
 --   -> TABLE(community_id uuid, id text, kind integer, created_at bigint, serialized text)
 -- Phase one of a list write: the relay key (recorded by the first prepare, BZKEY for another,
 -- BZIPK for a malformed one), one 13534 per changed community in list-lock order, 8000/8001
--- by net effect, rows per community (list, 8000s, 8001s by pubkey), serialized hashing to id,
--- the tags, created_at = max(clock, previous list + 1), the lead bound (BZLAG), re-prepare
--- replacing the earlier set, BZARC for a community archived under a change, deleted
--- communities, direct SQL, and who may call it.
+-- by net effect, rows per community (list, 8000s, 8001s by pubkey, 33534s and kind 5s by role
+-- id), serialized hashing to id, the tags, created_at = max(clock, newest list + 1, newest role
+-- event + 1), a definition alone prepared without a list, republish re-signing every
+-- definition, the lead bound (BZLAG), re-prepare replacing the earlier set, BZARC for a
+-- community archived under a member or role change, deleted communities, direct SQL, and who
+-- may call it.
 -- BZISO is covered by pytest: this suite runs in one READ COMMITTED transaction.
 BEGIN;
 \ir lib/fixtures.sql
@@ -98,7 +100,7 @@ BEGIN
 END
 $$;
 
-SELECT plan(65);
+SELECT plan(95);
 
 -- The relay key
 DELETE FROM buzz_private.relay_key;
@@ -220,13 +222,18 @@ SELECT is(pg_temp.flush(), 6, '... published together');
 -- created_at
 SELECT pg_temp.clock() AS s1 \gset
 UPDATE buzz_private.member_lists SET created_at = :s1 - 100 WHERE community_id = :'c';
-SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(7)), 'added', 'the newest list is 100 s old ...');
+UPDATE buzz_private.role_events SET created_at = :s1 - 100 WHERE community_id = :'c';
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(7)), 'added', 'the newest list and role event are 100 s old ...');
 SELECT created_at AS t FROM pg_temp.prepared() WHERE kind = 13534 \gset
 SELECT pg_temp.clock() AS s2 \gset
 SELECT ok(:t BETWEEN :s1 AND :s2, '... the new list is at the clock');
 UPDATE buzz_private.member_lists SET created_at = :s2 + 10 WHERE community_id = :'c';
 SELECT is((SELECT p.created_at FROM pg_temp.prepared() p WHERE p.kind = 13534), :s2 + 11::bigint,
           'the newest list 10 s ahead: one second past it');
+UPDATE buzz_private.role_events SET created_at = :s2 + 20 WHERE community_id = :'c' AND role_id = 'member';
+SELECT is((SELECT p.created_at FROM pg_temp.prepared() p WHERE p.kind = 13534), :s2 + 21::bigint,
+          'a role event 20 s ahead, newer than the newest list: one second past it');
+UPDATE buzz_private.role_events SET created_at = :s2 + 20 WHERE community_id = :'c2' AND role_id = 'member';
 SELECT is(pg_temp.flush(), 2, '... published');
 
 -- A, B, A within one transaction: three created_at, three ids
@@ -241,6 +248,54 @@ SELECT created_at AS a2_at, id AS a2_id FROM pg_temp.prepared() WHERE kind = 135
 SELECT ok(:a1_at < :b_at AND :b_at < :a2_at, '... their created_at only grow, past the replaced lists');
 SELECT ok(:'a2_id' NOT IN (:'a1_id', :'b_id'), '... and the third list has its own id');
 SELECT is(pg_temp.flush(), 2, '... published');
+
+-- Role events: a definition alone is its 33534 alone (no list), with the created_at rule
+SELECT is(buzz.define_role(:'c2', 'mod', 'Moderator'), 'defined', 'a role defined (the newest role event 20 s ahead) ...');
+SELECT pg_temp.prepared_rows_are(format($$VALUES (%L::uuid, 33534, 'mod')$$, :'c2'),
+                                 '... prepared as its 33534 alone: no member tag changed, no list');
+SELECT is((SELECT p.created_at FROM pg_temp.prepared() p), :s2 + 21::bigint,
+          '... one second past the community''s newest role event');
+SELECT is((SELECT p.serialized FROM pg_temp.prepared() p),
+          format('[0,"%s",%s,33534,[["-"],["d","mod"],["label","Moderator"]],""]', pg_temp.relay_pubkey(), :s2 + 21),
+          '... [0,key,created_at,33534,[["-"],["d",id],["label",..]],""]');
+SELECT is(pg_temp.flush(), 1, '... published');
+UPDATE buzz_private.role_events SET created_at = :s2 - 50 WHERE community_id = :'c2';
+UPDATE buzz_private.member_lists SET created_at = :s2 + 30 WHERE community_id = :'c2';
+SELECT is(buzz.define_role(:'c2', 'mod', 'Moderator', p_color => 5), 'updated', 'redefined (the list 30 s ahead) ...');
+SELECT is((SELECT p.created_at FROM pg_temp.prepared() p), :s2 + 31::bigint,
+          '... its 33534 one second past the community''s newest list, though no list is written');
+SELECT is(pg_temp.flush(), 1, '... published');
+-- All kinds in one transaction, in order: the list, 8000s, 8001s, 33534s by role id, kind 5s by role id
+SELECT is(buzz.define_role(:'c2', 'old-b', 'B') || buzz.define_role(:'c2', 'old-a', 'A'), 'defineddefined',
+          'two more roles defined');
+SELECT is(pg_temp.flush(), 2, '... published');
+SELECT is(buzz.add_relay_member(:'c2', pg_temp.pk(11)) || buzz.remove_relay_member(:'c2', pg_temp.pk(6)),
+          'addedremoved', 'in one transaction: a member added, one removed ...');
+SELECT is(buzz.define_role(:'c2', 'zz', 'Z') || buzz.define_role(:'c2', '0a', 'Zero')
+          || buzz.define_role(:'c2', 'mod', 'Mod'), 'defineddefinedupdated', '... roles defined and one redefined ...');
+SELECT is(buzz.delete_role(:'c2', 'old-b') || buzz.delete_role(:'c2', 'old-a'), 'deleteddeleted', '... two deleted');
+SELECT pg_temp.prepared_rows_are(
+    format($$VALUES (%1$L::uuid, 13534, NULL::text), (%1$L, 8000, %2$L), (%1$L, 8001, %3$L),
+                    (%1$L, 33534, '0a'), (%1$L, 33534, 'mod'), (%1$L, 33534, 'zz'),
+                    (%1$L, 5, '33534:%4$s:old-a'), (%1$L, 5, '33534:%4$s:old-b')$$,
+           :'c2', pg_temp.pk(11), pg_temp.pk(6), pg_temp.relay_pubkey()),
+    '... the list, the 8000, the 8001, the 33534s by role id, the kind 5s by role id');
+SELECT is((SELECT count(DISTINCT p.created_at) FROM pg_temp.prepared() p), 1::bigint, '... all with one created_at');
+SELECT is((SELECT p.serialized FROM pg_temp.prepared() p WHERE p.kind = 5 ORDER BY p.serialized COLLATE "C" LIMIT 1),
+          format('[0,"%1$s",%2$s,5,[["-"],["a","33534:%1$s:old-a"],["k","33534"]],""]', pg_temp.relay_pubkey(),
+                 (SELECT p.created_at FROM pg_temp.prepared() p LIMIT 1)),
+          '... a kind 5 is [0,key,created_at,5,[["-"],["a","33534:<key>:<role>"],["k","33534"]],""]');
+SELECT ok((SELECT bool_and(p.id = encode(sha256(convert_to(p.serialized, 'UTF8')), 'hex')) FROM pg_temp.prepared() p),
+          '... every id the sha256 of its serialized');
+SELECT is(pg_temp.flush(), 8, '... published');
+SELECT is(buzz.republish_member_list(:'c2')::text, '', 'a republish ...');
+SELECT pg_temp.prepared_rows_are(
+    format($$VALUES (%1$L::uuid, 13534, NULL::text), (%1$L, 33534, '0a'), (%1$L, 33534, 'admin'),
+                    (%1$L, 33534, 'member'), (%1$L, 33534, 'mod'), (%1$L, 33534, 'owner'), (%1$L, 33534, 'zz')$$, :'c2'),
+    '... re-signs the list and every definition, no deletion');
+SELECT is(pg_temp.flush(), 7, '... published');
+SELECT is(buzz.define_role(:'c2', 'mod', 'Mod'), 'unchanged', 'an unchanged definition ...');
+SELECT is_empty('SELECT * FROM pg_temp.prepared()', '... prepares nothing');
 
 -- The lead bound
 UPDATE buzz_private.settings SET max_list_lead_seconds = 2;
@@ -257,6 +312,12 @@ SELECT throws_ok($$SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pu
                  'BZARC', NULL, '... prepare raises BZARC');
 SELECT is(buzz.unarchive_community(:'c'), 'unarchived', 'unarchived');
 SELECT is(pg_temp.flush(), 2, '... the change publishes');
+SELECT is(buzz.define_role(:'c', 'late', 'Late'), 'defined', 'a role defined ...');
+SELECT is(buzz.archive_community(:'c'), 'archived', '... then the community archived');
+SELECT throws_ok($$SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey())$$,
+                 'BZARC', NULL, '... prepare raises BZARC for a role change too');
+SELECT is(buzz.unarchive_community(:'c'), 'unarchived', 'unarchived');
+SELECT is(pg_temp.flush(), 1, '... the definition publishes');
 
 -- Deleted in the same transaction; direct SQL
 SELECT is(buzz.add_relay_member(:'c2', pg_temp.pk(9)), 'added', 'a member added ...');
@@ -266,13 +327,17 @@ INSERT INTO buzz_private.relay_members (community_id, pubkey, role) VALUES (:'c'
 SELECT pg_temp.prepared_rows_are(format($$VALUES (%1$L::uuid, 13534, NULL::text), (%1$L, 8000, %2$L)$$,
                                  :'c', pg_temp.pk(10)),
                           'a direct INSERT is prepared like an API write');
+INSERT INTO buzz_private.roles (community_id, role_id, label) VALUES (:'c', 'direct', 'Direct');
+SELECT pg_temp.prepared_rows_are(format($$VALUES (%1$L::uuid, 13534, NULL::text), (%1$L, 8000, %2$L),
+                                                (%1$L, 33534, 'direct')$$, :'c', pg_temp.pk(10)),
+                                 '... a direct INSERT of a role too');
 
 -- Who may call it
 SET LOCAL ROLE buzz_reader;
 SELECT throws_ok($$SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey())$$,
                  '42501', NULL, 'buzz_reader may not prepare');
 SET LOCAL ROLE buzz_writer;
-SELECT is((SELECT count(*) FROM pg_temp.prepared()), 2::bigint, 'buzz_writer may');
+SELECT is((SELECT count(*) FROM pg_temp.prepared()), 3::bigint, 'buzz_writer may');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -5,7 +5,8 @@
 -- function), checked in the catalog and by real attempts under SET LOCAL ROLE (42501); the
 -- three roles are NOLOGIN; the advisory lock functions and every buzz_private function are
 -- not executable by PUBLIC. Every buzz_private helper pins the same search_path too, but those
--- inlined into their callers (SQL-standard bodies, not SECURITY DEFINER, setting nothing).
+-- inlined into their callers (SQL-standard bodies, not SECURITY DEFINER, setting nothing), which
+-- are exactly the known ones. The role tables (roles, role_events) alike.
 BEGIN;
 \ir lib/fixtures.sql
 
@@ -19,10 +20,21 @@ INSERT INTO api VALUES
     ('remove_relay_member_if_role', false), ('republish_member_list', false),
     ('revoke_relay_invite', false), ('rotate_relay_key', false), ('transfer_ownership', false),
     ('unarchive_community', false), ('update_relay_member_role', false),
+    ('define_role', false), ('delete_role', false), ('assign_role', false), ('unassign_role', false),
     -- writers only: who invited whom (NIP-86 listclaims) is not for readers
     ('relay_invites', false),
     ('community_id', true), ('relay_members', true), ('member_list', true),
-    ('membership_events', true), ('member_list_drift', true), ('communities', true);
+    ('membership_events', true), ('member_list_drift', true), ('communities', true),
+    ('role_definitions', true), ('role_deletions', true);
+-- The buzz_private helpers the planner inlines into their callers (SQL-standard bodies, setting
+-- nothing): exactly these.
+CREATE TEMP TABLE inlined (fn text PRIMARY KEY);
+INSERT INTO inlined VALUES
+    ('buzz_private.event_id(text)'), ('buzz_private.event_json(text,text,bigint,integer,text,text)'),
+    ('buzz_private.list_lock_key(uuid)'), ('buzz_private.member_event_tags(text)'),
+    ('buzz_private.serialize_event(text,bigint,integer,text)'),
+    ('buzz_private.role_event_tags(text,text,text,integer,integer)'),
+    ('buzz_private.role_deletion_tags(text,text)');
 CREATE VIEW pg_temp.fns AS
 SELECT p.oid, p.oid::regprocedure::text AS fn, p.proname::text AS name, n.nspname::text AS schema,
        p.prosecdef, p.proowner, p.proconfig, p.proacl
@@ -40,7 +52,7 @@ RETURN EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('
 -- A role with no grant at all, for real attempts (gone at ROLLBACK).
 CREATE ROLE buzz_pgtap_privileges_stranger NOLOGIN;
 
-SELECT plan(57);
+SELECT plan(71);
 
 -- The signature check: buzz_private.bip340_verify, of the buzz_bip340 extension
 SELECT is((SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'buzz_bip340'),
@@ -74,6 +86,8 @@ SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f JOIN pg_proc p ON p.oid = f.oid
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
                   WHERE f.schema = 'buzz' AND f.proconfig IS DISTINCT FROM ARRAY['search_path=pg_catalog, pg_temp']$$,
                 '... no API function is one of them');
+SELECT set_eq($$SELECT f.fn FROM pg_temp.fns f WHERE f.proconfig IS NULL$$, 'SELECT i.fn FROM inlined i',
+              '... the inlined helpers are exactly the known ones (role_event_tags and role_deletion_tags among them)');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND pg_temp.executable_by_public(f.oid)$$,
                 'no buzz function is executable by PUBLIC');
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
@@ -157,6 +171,13 @@ SELECT throws_ok('UPDATE buzz_private.settings SET max_list_lead_seconds = 1', '
                  'buzz_writer: UPDATE of settings: 42501');
 SELECT throws_ok('DELETE FROM buzz_private.member_lists', '42501', NULL, 'buzz_writer: DELETE from member_lists: 42501');
 SELECT throws_ok('TRUNCATE buzz_private.relay_invites', '42501', NULL, 'buzz_writer: TRUNCATE: 42501');
+SELECT throws_ok('SELECT * FROM buzz_private.roles', '42501', NULL, 'buzz_writer: SELECT on roles: 42501');
+SELECT throws_ok(format($$UPDATE buzz_private.roles SET label = 'x' WHERE community_id = %L$$, :'c'), '42501', NULL,
+                 'buzz_writer: UPDATE of roles: 42501');
+SELECT throws_ok('TRUNCATE buzz_private.roles', '42501', NULL, 'buzz_writer: TRUNCATE roles: 42501');
+SELECT throws_ok('TRUNCATE buzz_private.role_events', '42501', NULL, 'buzz_writer: TRUNCATE role_events: 42501');
+SELECT throws_ok($$SELECT buzz_private.role_event_tags('a', 'b', NULL, NULL, NULL)$$, '42501', NULL,
+                 'buzz_writer: an inlined buzz_private helper: 42501');
 SELECT throws_ok($$SELECT buzz_private.normalize_pubkey('x', 'y')$$, '42501', NULL,
                  'buzz_writer: a buzz_private function: 42501');
 SELECT throws_ok('SELECT pg_advisory_xact_lock(1)', '42501', NULL, 'buzz_writer: pg_advisory_xact_lock(bigint): 42501');
@@ -169,6 +190,10 @@ SELECT throws_ok('CREATE FUNCTION buzz.x() RETURNS int LANGUAGE sql RETURN 1', '
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'buzz_writer may write through the API');
 SELECT is(pg_temp.flush(), 2, '... and publish');
 SELECT ok(buzz.member_list(:'c') IS NOT NULL, '... and read');
+SELECT is(buzz.define_role(:'c', 'mod', 'Moderator') || buzz.assign_role(:'c', pg_temp.pk(1), 'mod'), 'definedassigned',
+          'buzz_writer may define and assign a role');
+SELECT is(pg_temp.flush(), 2, '... and publish');
+SELECT is((SELECT count(*)::integer FROM buzz.role_definitions(:'c')), 4, '... and read the definitions');
 SET LOCAL ROLE buzz_reader;
 SELECT throws_ok('SELECT * FROM buzz_private.member_lists', '42501', NULL, 'buzz_reader: SELECT on a buzz_private table: 42501');
 SELECT throws_ok(format('SELECT buzz_private.list_event(%L)', :'c'), '42501', NULL,
@@ -178,6 +203,13 @@ SELECT throws_ok(format('SELECT buzz.add_relay_member(%L, %L)', :'c', pg_temp.pk
                  'buzz_reader: a write function: 42501');
 SELECT throws_ok($$SELECT * FROM buzz.prepare_membership_events(pg_temp.relay_pubkey())$$, '42501', NULL,
                  'buzz_reader: prepare: 42501');
+SELECT throws_ok(format($$SELECT buzz.define_role(%L, 'x', 'X')$$, :'c'), '42501', NULL,
+                 'buzz_reader: define_role: 42501');
+SELECT throws_ok(format($$SELECT buzz.unassign_role(%L, %L, 'mod')$$, :'c', pg_temp.pk(1)), '42501', NULL,
+                 'buzz_reader: unassign_role: 42501');
+SELECT throws_ok('SELECT * FROM buzz_private.role_events', '42501', NULL, 'buzz_reader: SELECT on role_events: 42501');
+SELECT is((SELECT count(*)::integer FROM buzz.role_definitions(:'c')) + (SELECT count(*)::integer FROM buzz.role_deletions(:'c')),
+          4, 'buzz_reader may read the definitions and deletions');
 SELECT results_eq(format('SELECT * FROM pg_temp.listed(%L)', :'c'),
                   format('SELECT m.pubkey, m.role FROM buzz.relay_members(%L) m', :'c'),
                   'buzz_reader may read through the API');
@@ -186,6 +218,8 @@ SELECT throws_ok($$SELECT buzz.community_id('relay.example.org')$$, '42501', NUL
                  'a role without grants: a read function: 42501');
 SELECT throws_ok(format('SELECT buzz.republish_member_list(%L)', :'c'), '42501', NULL,
                  'a role without grants: a write function: 42501');
+SELECT throws_ok(format('SELECT * FROM buzz.role_definitions(%L)', :'c'), '42501', NULL,
+                 'a role without grants: role_definitions: 42501');
 SELECT throws_ok('SELECT pg_advisory_xact_lock(1)', '42501', NULL, 'a role without grants: pg_advisory_xact_lock: 42501');
 RESET ROLE;
 SET LOCAL ROLE buzz_owner;

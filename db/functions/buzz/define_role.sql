@@ -50,13 +50,12 @@ BEGIN
         IF FOUND THEN
             RETURN 'defined';
         END IF;
-        IF EXISTS (SELECT FROM buzz_private.roles r
-                   WHERE r.community_id = p_community AND r.role_id = v_role
-                     AND (r.label, r.description, r.color, r.sort_order)
-                         IS NOT DISTINCT FROM (p_label, p_description, p_color, p_order)) THEN
-            RETURN 'unchanged';
-        END IF;
+        EXIT WHEN EXISTS (SELECT FROM buzz_private.roles r
+                          WHERE r.community_id = p_community AND r.role_id = v_role
+                            AND (r.label, r.description, r.color, r.sort_order)
+                                IS NOT DISTINCT FROM (p_label, p_description, p_color, p_order));
     END LOOP;
+    RETURN 'unchanged';
 END
 $$;
 ALTER FUNCTION buzz.define_role(uuid, text, text, text, integer, integer) OWNER TO buzz_owner;

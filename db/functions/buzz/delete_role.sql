@@ -16,14 +16,10 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    -- The roles trigger (track_role_changes) takes the role from its holders, in a statement
+    -- of its own: it sees the holders an assign_role we waited for committed.
     DELETE FROM buzz_private.roles r WHERE r.community_id = p_community AND r.role_id = v_role;
-    IF NOT FOUND THEN
-        RETURN 'not_found';
-    END IF;
-    -- A new statement: it sees the holders an assign_role we waited for committed.
-    UPDATE buzz_private.relay_members m SET roles = pg_catalog.array_remove(m.roles, v_role)
-    WHERE m.community_id = p_community AND m.roles @> ARRAY[v_role];
-    RETURN 'deleted';
+    RETURN CASE WHEN FOUND THEN 'deleted' ELSE 'not_found' END;
 END
 $$;
 ALTER FUNCTION buzz.delete_role(uuid, text) OWNER TO buzz_owner;

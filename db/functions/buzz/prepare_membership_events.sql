@@ -8,7 +8,8 @@
 --     and the kind 8000/8001 events for pubkeys that became or stopped being members (net
 --     effect within the transaction);
 --   - the kind 33534 definition of each role defined or changed (of every role on republish),
---     and the kind 5 deletion of each deleted role whose 33534 was live;
+--     and the kind 5 deletion of each deleted role whose 33534 was live (on republish, of
+--     every live 33534 whose role is not defined);
 -- all with one created_at. `serialized` is the exact NIP-01 array whose sha256 is `id`. Rows
 -- per community: the list, 8000s, 8001s (each by pubkey), 33534s, kind 5s (each by role id).
 -- No rows when nothing changed. A second call replaces the first call's unsigned set. A
@@ -168,15 +169,18 @@ BEGIN
                                         WHERE ch.xid = v_xid
                                           AND ch.community_id = v_pending.community_id))
                 UNION ALL
-                SELECT ch.role_id, 5, buzz_private.role_deletion_tags(v_pubkey, ch.role_id)
-                FROM buzz_private.tx_role_changes ch
-                WHERE ch.xid = v_xid AND ch.community_id = v_pending.community_id
+                -- Live definitions of roles no longer defined: those this transaction deleted,
+                -- and on republish any (a definition deleted with triggers off).
+                SELECT e.role_id, 5, buzz_private.role_deletion_tags(v_pubkey, e.role_id)
+                FROM buzz_private.role_events e
+                WHERE e.community_id = v_pending.community_id AND e.kind = 33534
                   AND NOT EXISTS (SELECT FROM buzz_private.roles r
-                                  WHERE r.community_id = ch.community_id
-                                    AND r.role_id = ch.role_id)
-                  AND EXISTS (SELECT FROM buzz_private.role_events e
-                              WHERE e.community_id = ch.community_id
-                                AND e.role_id = ch.role_id AND e.kind = 33534)
+                                  WHERE r.community_id = e.community_id
+                                    AND r.role_id = e.role_id)
+                  AND (v_pending.rebuild
+                       OR e.role_id IN (SELECT ch.role_id FROM buzz_private.tx_role_changes ch
+                                        WHERE ch.xid = v_xid
+                                          AND ch.community_id = v_pending.community_id))
             ), serialized AS (
                 SELECT pg_catalog.row_number() OVER (ORDER BY w.kind DESC, w.role_id) AS n,
                        w.role_id, w.kind, w.tags,

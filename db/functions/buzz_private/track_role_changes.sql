@@ -1,8 +1,10 @@
 -- buzz_private.track_role_changes() -> trigger
 -- Statement triggers on roles (INSERT, UPDATE, DELETE, through the API or by direct SQL):
 -- record each role id this transaction defined, changed or deleted, and mark its community,
--- so that prepare signs the role's new 33534 (or its kind 5 deletion). Statements that change
--- no row mark nothing.
+-- so that prepare signs the role's new 33534 (or its kind 5 deletion). A role id that is gone
+-- (deleted, or renamed by direct SQL) is taken from every member holding it, so no member
+-- tag names an undefined role; not in a community being deleted, whose members go with it.
+-- Statements that change no row mark nothing.
 CREATE OR REPLACE FUNCTION buzz_private.track_role_changes()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
@@ -27,6 +29,27 @@ BEGIN
               UNION SELECT pg_catalog.unnest(v_communities)) AS c (community_id);
     END IF;
     PERFORM buzz_private.mark_for_list(v_communities, false);
+    IF TG_OP IN ('UPDATE', 'DELETE') THEN
+        WITH gone AS (
+            SELECT o.community_id, o.role_id::text AS role_id FROM old_rows o
+            EXCEPT
+            SELECT n.community_id, n.role_id::text FROM buzz_private.roles n
+            WHERE n.community_id IN (SELECT o.community_id FROM old_rows o)
+        ), gone_by_community AS (
+            SELECT g.community_id, pg_catalog.array_agg(g.role_id) AS role_ids
+            FROM gone g
+            WHERE EXISTS (SELECT FROM buzz_private.communities c
+                          WHERE c.community_id = g.community_id)
+            GROUP BY g.community_id
+        )
+        UPDATE buzz_private.relay_members m
+        SET roles = ARRAY(SELECT r.role_id
+                          FROM pg_catalog.unnest(m.roles) WITH ORDINALITY AS r (role_id, n)
+                          WHERE r.role_id <> ALL (g.role_ids)
+                          ORDER BY r.n)
+        FROM gone_by_community g
+        WHERE m.community_id = g.community_id AND m.roles && g.role_ids;
+    END IF;
     RETURN NULL;
 END
 $$;

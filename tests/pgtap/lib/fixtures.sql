@@ -41,12 +41,14 @@ $$;
 
 -- As if the transaction committed here. A suite runs in one transaction that it rolls back,
 -- while the contract counts changes by their net effect per transaction (one list and one set
--- of 8000/8001 events per community). Forgetting what this transaction recorded so far lets a
+-- of 8000/8001 events per community; the 33534 or kind 5 of each role it changed). Forgetting
+-- what this transaction recorded so far (member and role changes) lets a
 -- suite publish step by step, each step counted like a transaction of its own. Suites that
 -- test publishing twice within one transaction call prepare and insert without it.
 CREATE FUNCTION pg_temp.settle() RETURNS void LANGUAGE sql SECURITY DEFINER
 BEGIN ATOMIC
     DELETE FROM buzz_private.tx_member_changes ch WHERE ch.xid = pg_current_xact_id_if_assigned();
+    DELETE FROM buzz_private.tx_role_changes r WHERE r.xid = pg_current_xact_id_if_assigned();
     DELETE FROM buzz_private.tx_published_events t WHERE t.xid = pg_current_xact_id_if_assigned();
 END;
 
@@ -161,13 +163,18 @@ $$;
 
 
 -- The tags a community's list must carry, built independently from the stored members:
--- ["-"] first, then ["member", pubkey, role] by pubkey, as JSON.stringify writes them.
+-- ["-"] first, then ["member", pubkey, role, defined roles held in ascending id order...] by
+-- pubkey, as JSON.stringify writes them.
 CREATE FUNCTION pg_temp.expected_tags(p_community uuid) RETURNS text LANGUAGE sql STABLE
 BEGIN ATOMIC
     SELECT '[["-"]'
            || coalesce(string_agg(',[' || to_json('member'::text)::text || ','
                                   || to_json(m.pubkey)::text || ','
-                                  || to_json(m.role)::text || ']', '' ORDER BY m.pubkey COLLATE "C"),
+                                  || to_json(m.role)::text
+                                  || coalesce((SELECT string_agg(',' || to_json(r.r)::text, ''
+                                                                 ORDER BY r.r COLLATE "C")
+                                               FROM unnest(m.roles) AS r (r)), '')
+                                  || ']', '' ORDER BY m.pubkey COLLATE "C"),
                        '')
            || ']'
     FROM buzz_private.relay_members m
@@ -249,3 +256,60 @@ BEGIN
     END;
 END
 $$;
+
+-- Role definitions (SPEC §6), built independently of the project's helpers.
+-- The tags of a 33534 as JSON.stringify writes them: ["-"], ["d", id], then label,
+-- description, color and order for those that are set, text through to_json.
+CREATE FUNCTION pg_temp.role_tags(p_role text, p_label text, p_description text DEFAULT NULL,
+                                  p_color integer DEFAULT NULL, p_order integer DEFAULT NULL)
+RETURNS text LANGUAGE sql STABLE
+RETURN '[' || array_to_string(ARRAY['["-"]', '["d",' || to_json(p_role)::text || ']']
+                              || CASE WHEN p_label IS NULL THEN '{}'::text[]
+                                      ELSE ARRAY['["label",' || to_json(p_label)::text || ']'] END
+                              || CASE WHEN p_description IS NULL THEN '{}'::text[]
+                                      ELSE ARRAY['["description",' || to_json(p_description)::text || ']'] END
+                              || CASE WHEN p_color IS NULL THEN '{}'::text[]
+                                      ELSE ARRAY['["color","' || p_color::text || '"]'] END
+                              || CASE WHEN p_order IS NULL THEN '{}'::text[]
+                                      ELSE ARRAY['["order","' || p_order::text || '"]'] END,
+                              ',') || ']';
+
+-- The tags of the kind 5 deletion of a role's 33534 (NIP-09), by the relay key.
+CREATE FUNCTION pg_temp.deletion_tags(p_role text, p_pubkey text DEFAULT pg_temp.relay_pubkey())
+RETURNS text LANGUAGE sql IMMUTABLE
+RETURN '[["-"],["a","33534:' || p_pubkey || ':' || p_role || '"],["k","33534"]]';
+
+-- The live role events of a community as (role id, kind), by role id.
+CREATE FUNCTION pg_temp.role_events(p_community uuid) RETURNS TABLE (role_id text, kind integer)
+LANGUAGE sql
+BEGIN ATOMIC
+    SELECT r.role_id::text COLLATE "default", r.kind FROM buzz_private.role_events r
+    WHERE r.community_id = p_community ORDER BY r.role_id;
+END;
+
+-- What prepare returns now (one call), each row as its serialized text with the created_at
+-- written T: '[0,"<key>",T,<kind>,<tags>,""]', in prepare's order; a row whose id is not the
+-- sha256 of its serialized, or whose created_at differs from the first row's, is marked so.
+CREATE FUNCTION pg_temp.shapes() RETURNS text[] LANGUAGE sql VOLATILE
+BEGIN ATOMIC
+    WITH p AS (
+        SELECT x.*, first_value(x.created_at) OVER (ORDER BY x.ord) AS first_at
+        FROM buzz.prepare_membership_events(pg_temp.relay_pubkey()) WITH ORDINALITY
+             AS x (community_id, id, kind, created_at, serialized, ord)
+    )
+    SELECT coalesce(array_agg(
+               CASE WHEN p.id <> encode(sha256(convert_to(p.serialized, 'UTF8')), 'hex')
+                    THEN 'id mismatch: ' || p.serialized
+                    WHEN p.created_at <> p.first_at THEN 'created_at differs: ' || p.serialized
+                    WHEN left(p.serialized, 71 + length(p.created_at::text))
+                         <> '[0,' || to_json(pg_temp.relay_pubkey())::text || ',' || p.created_at::text || ','
+                    THEN 'not by the relay key: ' || p.serialized
+                    ELSE '[0,' || to_json(pg_temp.relay_pubkey())::text || ',T,'
+                         || substr(p.serialized, 72 + length(p.created_at::text)) END
+               ORDER BY p.ord), '{}')
+    FROM p;
+END;
+
+-- The expected shape of an event with empty content (see shapes): tags exactly the text given.
+CREATE FUNCTION pg_temp.shape(p_kind integer, p_tags text) RETURNS text LANGUAGE sql IMMUTABLE
+RETURN '[0,' || to_json(pg_temp.relay_pubkey())::text || ',T,' || p_kind::text || ',' || p_tags || ',""]';

@@ -1,25 +1,30 @@
 """The guard between the database and the relay key.
 
 The database prepares events and asks for signatures. A database that is compromised or
-buggy must not be able to make the relay sign anything but a well-formed NIP-43 event of
-its own: so every prepared event is parsed and checked in full, in its one canonical byte
-form, before any of them is signed.
+buggy must not be able to make the relay sign anything but a well-formed event of its own
+(NIP-43 membership, SPEC section 2; role definitions and their deletions, section 6): so
+every prepared event is parsed and checked in full, in its one canonical byte form, before
+any of them is signed.
 """
 
 from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import filterfalse, pairwise, repeat
 from typing import Any
 
 from .keys import RelayKey
 from .nostr import (
     KIND_ADD_USER,
+    KIND_DELETION,
     KIND_INVITE,
     KIND_MEMBERSHIP_LIST,
     KIND_REMOVE_USER,
+    KIND_ROLE,
     event_id,
     is_lower_hex,
     serialize_event,
@@ -28,10 +33,16 @@ from .nostr import (
 __all__ = ["PreparedEvent", "RefusedToSign", "Signer", "signed_event"]
 
 _KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER))
-# The canonical text of a 13534 list, in pieces (see Signer._parse_list).
+_BASE_ROLES = frozenset(("owner", "admin", "member"))
+# SPEC section 6. fullmatch, never match with $ (which also matches before a final newline).
+_ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
+# The canonical text of a 13534 list, in pieces (see Signer._check_list).
 _MEMBER_TAG = ',["member","'
-_ROLE_ENDINGS = frozenset(f'","{role}"]' for role in ("owner", "admin", "member"))
+_ROLE_ENDINGS = frozenset(f'","{role}"]' for role in _BASE_ROLES)
 _OWNER_ENDING = '","owner"]'
+# The ending of a member who holds defined roles: base role, then role ids (no escapes).
+_ROLES_ENDING = re.compile(r'","(?:owner|admin|member)"(?:,"[a-z0-9_-]{1,64}")+\]')
+_OWNER_WITH_ROLES = '","owner",'
 _LIST_TAIL = '],""]'
 # A member tag's text after ',["member","' is the pubkey, then the role's ending.
 _PUBKEY = operator.itemgetter(slice(0, 64))
@@ -40,6 +51,15 @@ _AFTER_PUBKEY = operator.itemgetter(slice(64, None))
 _USER_KINDS = frozenset((KIND_ADD_USER, KIND_REMOVE_USER))
 _USER_TAGS_HEAD = '[["-"],["p","'
 _USER_TAIL = '"]],""]'
+# A 33534 definition's optional tags, in their one order, and their values: no control
+# character in text; numbers in canonical decimal, [0-9] and not \d (Unicode digits).
+_ROLE_FIELDS = ("label", "description", "color", "order")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_COLOR = re.compile("0|[1-9][0-9]{0,2}")
+_ORDER = re.compile("0|-?[1-9][0-9]{0,9}")
+_INT32 = range(-(2**31), 2**31)
+# The canonical text of a kind 5 deletion ends with the role id, then this.
+_DELETION_TAIL = f'"],["k","{KIND_ROLE}"]],""]'
 
 
 @dataclass(frozen=True)
@@ -77,8 +97,46 @@ def _label(ev: PreparedEvent) -> str:
     return f"event {shown}"
 
 
+def _is_role_id(value: object) -> bool:
+    return type(value) is str and _ROLE_ID.fullmatch(value) is not None
+
+
+def _defined_roles_fault(ending: str) -> str | None:
+    """What is wrong with a member tag's text after its pubkey, if it is not a base role alone.
+
+    It must be `","<base>"`, then `,"<role id>"` ascending (str order is byte order for
+    these ids, as COLLATE "C" in the database), none of them a base role, then `]`.
+    """
+    if not _ROLES_ENDING.fullmatch(ending):
+        return 'is not ["member", pubkey, role, role id...] with role ids of 1-64 [a-z0-9_-]'
+    ids = ending[3:-2].split('","')[1:]
+    for prev, role in pairwise(ids):
+        if prev >= role:
+            return f"repeats defined role {role}" if prev == role else "has roles out of order"
+    base = _BASE_ROLES.intersection(ids)
+    return f"has {min(base)}, a base role, as a defined role" if base else None
+
+
+def _role_field_fault(name: str, value: object) -> str | None:
+    """What is wrong with the value of a 33534 label, description, color or order tag."""
+    if type(value) is not str:
+        return "is not text"
+    if name == "label":
+        if not 1 <= len(value) <= 64 or _CONTROL.search(value):
+            return "must be 1-64 characters, none of them a control character"
+    elif name == "description":
+        if len(value) > 500 or _CONTROL.search(value):
+            return "must be at most 500 characters, none of them a control character"
+    elif name == "color":
+        if not _COLOR.fullmatch(value) or int(value) > 360:
+            return "must be an integer 0-360 in canonical decimal"
+    elif not _ORDER.fullmatch(value) or int(value) not in _INT32:
+        return "must be a 32-bit integer in canonical decimal"
+    return None
+
+
 class Signer:
-    """Checks prepared events against the NIP-43 shapes and signs them with the relay key."""
+    """Checks prepared events against the shapes of SPEC sections 2 and 6; signs them."""
 
     def __init__(self, key: RelayKey) -> None:
         self._key = key
@@ -107,8 +165,13 @@ class Signer:
             raise RefusedToSign(f"{what}: sha256 of serialized is {digest}, not the given id")
         if type(ev.created_at) is not int or ev.created_at < 0:
             raise RefusedToSign(f"{what}: created_at is not a non-negative integer")
-        if ev.kind == KIND_MEMBERSHIP_LIST:
+        kind = ev.kind if type(ev.kind) is int else None  # 13534.0 == 13534, True == 1
+        if kind == KIND_MEMBERSHIP_LIST:
             self._check_list(what, ev)
+        elif kind == KIND_ROLE:
+            self._check_role(what, ev)
+        elif kind == KIND_DELETION:
+            self._check_deletion(what, ev)
         else:
             self._check_user_event(what, ev)
 
@@ -120,6 +183,8 @@ class Signer:
         is: the head, ["-"], then `,["member","<64 lowercase hex>","<role>"]` repeated with
         pubkeys strictly increasing and one owner at most, then `],""]`. Anything else fails.
         The checks run over the whole list at once (split, join, sort), not member by member.
+        A member with defined roles (`,"<role id>"` before the `]`, ascending) is the rare
+        case: only those endings take the slower path, `_check_defined_roles`.
         """
         text = ev.serialized
         head = f'[0,"{self._pubkey}",{ev.created_at},{KIND_MEMBERSHIP_LIST},[["-"]'
@@ -139,10 +204,10 @@ class Signer:
         del chunks[0]
         # map over slices runs in C: at 10,000 members about half the cost of comprehensions.
         endings = list(map(_AFTER_PUBKEY, chunks))
+        owners = endings.count(_OWNER_ENDING)
         if not set(endings) <= _ROLE_ENDINGS:
-            bad = next(i for i, e in enumerate(endings, 1) if e not in _ROLE_ENDINGS)
-            raise RefusedToSign(f'{what}: tag {bad} is not ["member", pubkey, role]')
-        if endings.count(_OWNER_ENDING) > 1:
+            owners += self._check_defined_roles(what, endings)
+        if owners > 1:
             raise RefusedToSign(f"{what}: more than one owner")
         pubkeys = list(map(_PUBKEY, chunks))
         joined = "".join(pubkeys)
@@ -156,6 +221,130 @@ class Signer:
         if not all(map(operator.lt, pubkeys, pubkeys[1:])):
             bad = next(i for i in range(1, len(pubkeys)) if pubkeys[i - 1] >= pubkeys[i])
             raise RefusedToSign(f"{what}: tag {bad + 1} is not in strictly increasing pubkey order")
+
+    @staticmethod
+    def _check_defined_roles(what: str, endings: list[str]) -> int:
+        """Check the member tag endings that are not a plain base role; return their owners.
+
+        Each distinct ending is checked once, and a tag number is looked up only to refuse.
+        """
+        others = list(filterfalse(_ROLE_ENDINGS.__contains__, endings))
+        for ending in dict.fromkeys(others):
+            fault = _defined_roles_fault(ending)
+            if fault:
+                raise RefusedToSign(f"{what}: tag {endings.index(ending) + 1} {fault}")
+        return sum(map(str.startswith, others, repeat(_OWNER_WITH_ROLES)))
+
+    def _check_role(self, what: str, ev: PreparedEvent) -> None:
+        """A kind 33534 role definition: parsed, checked field by field, then proved canonical.
+
+        Definitions are small and rare, so unlike a list they are parsed as JSON; the text
+        must then be byte for byte serialize_event of what was parsed (which is what the
+        database's to_json makes of the label and description).
+        """
+        tags, content = self._parsed(what, ev)
+        if content != "":
+            raise RefusedToSign(f"{what}: content must be empty")
+        if type(tags) is not list or len(tags) < 2 or tags[0] != ["-"]:
+            raise RefusedToSign(
+                f'{what}: tags must start with ["-"], ["d", role id] in a role definition'
+            )
+        d = tags[1]
+        if type(d) is not list or len(d) != 2 or d[0] != "d" or not _is_role_id(d[1]):
+            raise RefusedToSign(
+                f'{what}: tag 1 is not ["d", role id] with a role id of 1-64 [a-z0-9_-]'
+            )
+        last = -1
+        for i, tag in enumerate(tags[2:], 2):
+            if type(tag) is not list or len(tag) != 2 or tag[0] not in _ROLE_FIELDS:
+                raise RefusedToSign(
+                    f"{what}: tag {i} is not [name, text] with name label, description, color "
+                    "or order"
+                )
+            name, value = tag
+            place = _ROLE_FIELDS.index(name)
+            if place <= last:
+                raise RefusedToSign(
+                    f"{what}: tag {i}: {name} repeated or out of order (label, description, "
+                    "color, order)"
+                )
+            last = place
+            fault = _role_field_fault(name, value)
+            if fault:
+                raise RefusedToSign(f"{what}: tag {i}: {name} {fault}")
+        if serialize_event(self._pubkey, ev.created_at, KIND_ROLE, tags, "") != ev.serialized:
+            raise RefusedToSign(f"{what}: serialized is not in canonical NIP-01 form")
+
+    def _check_deletion(self, what: str, ev: PreparedEvent) -> None:
+        """A kind 5 deletion of one of our role definitions, checked on its canonical text.
+
+        The one text accepted: `[0,"<relay pubkey>",<created_at>,5,[["-"],["a","33534:<relay
+        pubkey>:<role id>"],["k","33534"]],""]`. Anything else is explained (`_explain_deletion`).
+        """
+        text = ev.serialized
+        head = (
+            f'[0,"{self._pubkey}",{ev.created_at},{KIND_DELETION},'
+            f'[["-"],["a","{KIND_ROLE}:{self._pubkey}:'
+        )
+        if (
+            len(text) > len(head) + len(_DELETION_TAIL)
+            and text.startswith(head)
+            and text.endswith(_DELETION_TAIL)
+            and _ROLE_ID.fullmatch(text, len(head), len(text) - len(_DELETION_TAIL))
+        ):
+            return
+        self._explain_deletion(what, ev)
+
+    def _explain_deletion(self, what: str, ev: PreparedEvent) -> None:
+        """Raise RefusedToSign saying what is wrong with a kind 5 `_check_deletion` refused."""
+        tags, content = self._parsed(what, ev)
+        if content != "":
+            raise RefusedToSign(f"{what}: content must be empty")
+        shape = f'[["-"], ["a", "{KIND_ROLE}:<relay pubkey>:<role id>"], ["k", "{KIND_ROLE}"]]'
+        if (
+            type(tags) is not list
+            or len(tags) != 3
+            or tags[0] != ["-"]
+            or type(tags[1]) is not list
+            or len(tags[1]) != 2
+            or tags[1][0] != "a"
+            or type(tags[1][1]) is not str
+            or tags[2] != ["k", str(KIND_ROLE)]
+        ):
+            raise RefusedToSign(f"{what}: a deletion's tags must be exactly {shape}")
+        kind, _, rest = tags[1][1].partition(":")
+        pubkey, _, role = rest.partition(":")
+        if kind != str(KIND_ROLE):
+            raise RefusedToSign(f"{what}: the a tag does not address a kind {KIND_ROLE} event")
+        if pubkey != self._pubkey:
+            raise RefusedToSign(f"{what}: the a tag does not address an event of the relay's key")
+        if not _is_role_id(role):
+            raise RefusedToSign(f"{what}: the a tag's role id is not 1-64 [a-z0-9_-]")
+        raise RefusedToSign(f"{what}: serialized is not in canonical NIP-01 form")
+
+    def _parsed(self, what: str, ev: PreparedEvent) -> tuple[Any, Any]:
+        """Parse an event to check it field by field; return its tags and content.
+
+        The pubkey must be ours, created_at and kind those of the row.
+        """
+        try:
+            arr = json.loads(ev.serialized)
+        except ValueError:  # JSONDecodeError, and integers past int_max_str_digits
+            raise RefusedToSign(f"{what}: serialized is not JSON") from None
+        except RecursionError:
+            raise RefusedToSign(f"{what}: serialized is nested too deeply") from None
+        if type(arr) is not list or len(arr) != 6:
+            raise RefusedToSign(f"{what}: not a 6-element NIP-01 array")
+        zero, pubkey, created_at, kind, tags, content = arr
+        if type(zero) is not int or zero != 0:
+            raise RefusedToSign(f"{what}: the array does not start with 0")
+        if pubkey != self._pubkey:
+            raise RefusedToSign(f"{what}: pubkey is not the relay's key {self._pubkey}")
+        if type(created_at) is not int or created_at != ev.created_at:
+            raise RefusedToSign(f"{what}: created_at does not match the prepared row")
+        if type(kind) is not int or type(ev.kind) is not int or kind != ev.kind:
+            raise RefusedToSign(f"{what}: kind does not match the prepared row")
+        return tags, content
 
     def _check_user_event(self, what: str, ev: PreparedEvent) -> None:
         """8000/8001 (and anything else, to be refused), checked on its one canonical text.
@@ -185,23 +374,8 @@ class Signer:
         Only reached for refused events, so it can afford to parse the JSON to name the
         field at fault. It never accepts: whatever it finds no fault in is still refused.
         """
-        try:
-            arr = json.loads(ev.serialized)
-        except ValueError:  # JSONDecodeError
-            raise RefusedToSign(f"{what}: serialized is not JSON") from None
-        except RecursionError:
-            raise RefusedToSign(f"{what}: serialized is nested too deeply") from None
-        if type(arr) is not list or len(arr) != 6:
-            raise RefusedToSign(f"{what}: not a 6-element NIP-01 array")
-        zero, pubkey, created_at, kind, tags, content = arr
-        if type(zero) is not int or zero != 0:
-            raise RefusedToSign(f"{what}: the array does not start with 0")
-        if pubkey != self._pubkey:
-            raise RefusedToSign(f"{what}: pubkey is not the relay's key {self._pubkey}")
-        if type(created_at) is not int or created_at != ev.created_at:
-            raise RefusedToSign(f"{what}: created_at does not match the prepared row")
-        if type(kind) is not int or type(ev.kind) is not int or kind != ev.kind:
-            raise RefusedToSign(f"{what}: kind does not match the prepared row")
+        tags, content = self._parsed(what, ev)
+        kind = ev.kind
         if kind not in _KINDS:
             raise RefusedToSign(f"{what}: kind {kind} is not a NIP-43 membership kind")
         if kind == KIND_MEMBERSHIP_LIST:  # a list whose row claims another kind

@@ -533,6 +533,7 @@ def test_the_signer_leaves_verification_to_the_database(
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _ROLES = {"owner", "admin", "member"}
+_ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
 
 
 def _valid_list_tags(tags: list[list[str]]) -> bool:
@@ -541,7 +542,12 @@ def _valid_list_tags(tags: list[list[str]]) -> bool:
         return False
     rest = tags[1:]
     for t in rest:
-        if len(t) != 3 or t[0] != "member" or not _HEX64.fullmatch(t[1]) or t[2] not in _ROLES:
+        if len(t) < 3 or t[0] != "member" or not _HEX64.fullmatch(t[1]) or t[2] not in _ROLES:
+            return False
+        defined = t[3:]
+        if defined != sorted(set(defined)) or not all(
+            _ROLE_ID.fullmatch(r) and r not in _ROLES for r in defined
+        ):
             return False
     pks = [t[1] for t in rest]
     return pks == sorted(set(pks)) and sum(t[2] == "owner" for t in rest) <= 1
@@ -559,12 +565,13 @@ def _valid_user_tags(tags: list[list[str]]) -> bool:
 
 # Tag elements drawn mostly from the pieces of valid tags, so that near misses are common.
 _piece = st.sampled_from(
-    ["-", "member", "p", "owner", "admin", "member", "", "x", A, B, C, A.upper(), A[:-1]]
+    ["-", "member", "p", "owner", "admin", "member", "", "x", "mod", A, B, C, A.upper(), A[:-1]]
 ) | st.text(max_size=3)
 _tag = st.lists(_piece, min_size=0, max_size=4)
-_member_tag = st.tuples(st.sampled_from(PKS), st.sampled_from([*sorted(_ROLES), "Owner"])).map(
-    lambda pr: ["member", pr[0], pr[1]]
-)
+_defined = st.lists(st.sampled_from(["-", "0", "_", "mod", "x", "admin", "Mod", "", "a b"]))
+_member_tag = st.tuples(
+    st.sampled_from(PKS), st.sampled_from([*sorted(_ROLES), "Owner"]), _defined
+).map(lambda pr: ["member", pr[0], pr[1], *pr[2]])
 
 
 @settings(max_examples=400, deadline=None)

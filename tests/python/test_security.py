@@ -56,8 +56,11 @@ pytest_plugins = ("fixtures_membership",)
 
 REPO = Path(__file__).resolve().parents[2]
 READ_FUNCTIONS = frozenset(
-    {"community_id", "relay_members", "member_list", "membership_events", "member_list_drift"}
-)
+    {
+        "community_id", "relay_members", "member_list", "membership_events", "member_list_drift",
+        "role_definitions", "role_deletions",
+    }
+)  # fmt: skip
 # Reads granted to buzz_writer only: who invited whom is not for readers.
 WRITER_ONLY_READS = frozenset({"relay_invites"})
 WRITE_FUNCTIONS = frozenset(
@@ -68,7 +71,7 @@ WRITE_FUNCTIONS = frozenset(
         "insert_signed_events", "prepare_membership_events", "remove_relay_member",
         "remove_relay_member_if_role", "republish_member_list", "revoke_relay_invite",
         "rotate_relay_key", "transfer_ownership", "unarchive_community",
-        "update_relay_member_role",
+        "update_relay_member_role", "define_role", "delete_role", "assign_role", "unassign_role",
     }
 )  # fmt: skip
 ADVISORY_LOCK_FUNCTIONS = r"^pg_(try_)?advisory_(xact_)?lock(_shared)?$"
@@ -248,6 +251,8 @@ def reads(m: Membership, cid: Any, host: str) -> tuple[Any, ...]:
         m.membership_events(cid),
         m.member_list_drift(cid),
         m.member_list_drift(),
+        m.role_definitions(cid),
+        m.role_deletions(cid),
     )
 
 
@@ -259,6 +264,10 @@ def populated(mem: Membership) -> tuple[Community, dict[str, str]]:
     cid = w.details["community_id"]
     mem.add_relay_member(cid, admin, "admin", owner)
     mem.add_relay_members(cid, [a, b])
+    mem.define_role(cid, "mod", "Moderator")
+    mem.assign_role(cid, a, "mod")
+    mem.define_role(cid, "gone", "Gone")
+    mem.delete_role(cid, "gone")
     return Community(cid, host, owner), {"admin": admin, "a": a, "b": b}
 
 
@@ -866,10 +875,16 @@ class Flow:
         live = self.clean.member_list(cid)
         assert self.clean.member_list_drift(cid) == []
         if live is not None:
-            assert_list_event(live, self.m.signer.pubkey, {x.pubkey: x.role for x in members})
+            assert live["pubkey"] == self.m.signer.pubkey
+            assert live["tags"] == [["-"]] + [
+                ["member", x.pubkey, x.role, *x.roles] for x in members
+            ]
+            verify_both(live)
         return (
-            [(x.pubkey, x.role, x.added_by) for x in members],
+            [(x.pubkey, x.role, x.added_by, x.roles) for x in members],
             live["tags"] if live else None,
+            [ev["tags"] for ev in self.clean.role_definitions(cid)],
+            [ev["tags"][1][1].rsplit(":", 1)[1] for ev in self.clean.role_deletions(cid)],
         )
 
     def step(self, what: str, call: Callable[[], Any], *cids: Any, any_order: bool = False) -> Any:
@@ -941,6 +956,19 @@ class Flow:
             "remove if member", lambda: m.remove_relay_member_if_role(a, pk["carol"], "member"), a
         )
         self.step("update role", lambda: m.update_relay_member_role(a, pk["dave"], "admin"), a)
+        self.step("define role", lambda: m.define_role(a, "mod", 'Mod "x" é', "d", 10, -1), a)
+        self.step("define role again", lambda: m.define_role(a, "mod", 'Mod "x" é', "d", 10, -1), a)
+        self.step("redefine base role", lambda: m.define_role(a, "admin", "Admins", order=1), a)
+        self.step("define bad role", lambda: m.define_role(a, "Mod", "Mod"), a)
+        self.step("assign role", lambda: m.assign_role(a, pk["dave"], "mod"), a)
+        self.step("assign role again", lambda: m.assign_role(a, pk["dave"].upper(), "mod"), a)
+        self.step("assign undefined", lambda: m.assign_role(a, pk["dave"], "ghost"), a)
+        self.step("define role 2", lambda: m.define_role(a, "vip", "VIP"), a)
+        self.step("assign role 2", lambda: m.assign_role(a, pk["dave"], "vip"), a)
+        self.step("unassign role", lambda: m.unassign_role(a, pk["dave"], "vip"), a)
+        self.step("unassign role again", lambda: m.unassign_role(a, pk["dave"], "vip"), a)
+        self.step("delete held role", lambda: m.delete_role(a, "mod"), a)
+        self.step("delete base role", lambda: m.delete_role(a, "owner"), a)
         self.step("transfer", lambda: m.transfer_ownership(a, pk["alice"], pk["owner"]), a)
         self.step("transfer stale", lambda: m.transfer_ownership(a, pk["dave"], pk["owner"]), a)
         self.step("bootstrap", lambda: m.bootstrap_owner(a, pk["owner"]), a)
@@ -1048,7 +1076,7 @@ def test_a_hostile_search_path_changes_nothing(db_url, key, su, reader, login_ro
             rotated = []
             while (r := m2.rotate_relay_key(new_key.pubkey, limit=1)).outcome:
                 rotated.append(r)
-            lists = [ev for r in rotated for ev in r.events]
+            lists = [ev for r in rotated for ev in r.events if ev["kind"] == 13534]
             assert len(lists) == len(rotated) == 2  # the live communities: clean-A and evil-A
             for ev in lists:
                 assert ev["pubkey"] == new_key.pubkey

@@ -20,7 +20,7 @@ import psycopg
 from ..errors import BuzzError
 from ..keys import InvalidKey
 from ..signer import RefusedToSign
-from . import communities, invites, lists, local, members
+from . import communities, invites, lists, local, members, roles
 from ._core import (
     BAD_INPUT,
     EXIT_CODES_HELP,
@@ -151,7 +151,7 @@ def main() -> None:
     """
 
 
-for module in (communities, members, invites, lists, local):
+for module in (communities, members, roles, invites, lists, local):
     module.register(main)
 
 

@@ -5,7 +5,7 @@ Exit codes (docs/cli.md has the table of every outcome):
 
     0  done, or no change was needed
     1  bad input (including a request the community's state refuses as given)
-    2  not found (community, member, invite, owner, list)
+    2  not found (community, member, invite, owner, list, role)
     3  refused because the target is the owner
     4  role mismatch
     5  database or signing failure (and `verify` finding a wrong list)
@@ -51,10 +51,12 @@ Exit codes:
   0  done, or no change was needed
   1  bad input (also: archived community, host taken, owner limit
      reached, invite expired or exhausted)
-  2  not found (community, member, invite code, owner, live list)
+  2  not found (community, member, invite code, owner, live list,
+     role)
   3  refused because the target is the owner
   4  role mismatch (--if-role, --expected-owner)
-  5  database or signing failure; `verify` found a wrong list"""
+  5  database or signing failure; `verify` found a wrong list or
+     role event"""
 
 LOCAL_DATABASE = "buzz"
 APPLICATION_NAME = "buzz-admin"

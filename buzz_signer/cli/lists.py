@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 import uuid
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 import psycopg
 
 from ..errors import BuzzError
-from ..nostr import KIND_MEMBERSHIP_LIST, compute_id, verify_event, verify_signature
+from ..nostr import (
+    KIND_DELETION,
+    KIND_MEMBERSHIP_LIST,
+    KIND_ROLE,
+    compute_id,
+    verify_event,
+    verify_signature,
+)
 from ..signer import RefusedToSign
 from ._core import (
     BAD_INPUT,
@@ -46,6 +54,13 @@ from ._core import (
 
 CHANNEL = "buzz_membership"
 ROLES = frozenset(("owner", "admin", "member"))
+EVENT_KEYS = frozenset(("id", "pubkey", "created_at", "kind", "tags", "content", "sig"))
+# SPEC section 6: role ids, and the values of a definition's tags. fullmatch, never $.
+ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
+ROLE_FIELDS = ("label", "description", "color", "order")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+COLOR = re.compile("0|[1-9][0-9]{0,2}")
+ORDER = re.compile("0|-?[1-9][0-9]{0,9}")
 
 
 def register(main: click.Group) -> None:
@@ -64,7 +79,8 @@ def live_list(conn: psycopg.Connection[Any], cid: Any) -> dict[str, Any] | None:
 @click.option("--hex", "as_hex", is_flag=True, help="Show member pubkeys as hex, not npub.")
 @community_command
 def show_list(as_hex: bool) -> None:
-    """The community's live signed membership list (kind 13534).
+    """The community's live signed membership list (kind 13534): each member's base role,
+    pubkey, and the defined roles its tag names (comma-separated).
 
     With --json, the raw signed event as clients receive it.
 
@@ -95,7 +111,8 @@ def show_list(as_hex: bool) -> None:
     click.echo(f"members    {len(tags)}")
     for tag in tags:
         pk, role = tag[1], tag[2] if len(tag) > 2 else "?"
-        click.echo(f"  {role:<7} {pk if as_hex else npub(pk)}")
+        held = f" {','.join(str(r) for r in tag[3:])}" if len(tag) > 3 else ""
+        click.echo(f"  {role:<7} {pk if as_hex else npub(pk)}{held}")
 
 
 # --------------------------------------------------------------------------- republish
@@ -188,27 +205,40 @@ def republish_members(all_: bool, drifted: bool) -> None:
 
 # --------------------------------------------------------------------------- verify
 
+Member = tuple[str, str, tuple[str, ...]]  # pubkey, base role, defined roles held (ascending)
 
-def check_list(
-    event: Any, stored: list[tuple[str, str]], relay_pubkey: str | None
-) -> list[tuple[str, str]]:
+
+def _is_role_id(value: object) -> bool:
+    return isinstance(value, str) and ROLE_ID.fullmatch(value) is not None
+
+
+def _defined_roles_fault(held: list[Any]) -> str | None:
+    """What is wrong with the defined roles after a member tag's base role, if anything."""
+    if not all(_is_role_id(r) for r in held):
+        return "a defined role is not a role id (1-64 of a-z 0-9 _ -)"
+    if any(r in ROLES for r in held):
+        return "a base role is named as a defined role"
+    if any(a >= b for a, b in itertools.pairwise(held)):
+        return "the defined roles are not in strictly ascending order"
+    return None
+
+
+def _held(role: str, roles: tuple[str, ...]) -> str:
+    """'admin', or 'admin with moderator,vip'."""
+    return f"{role} with {','.join(roles)}" if roles else role
+
+
+def check_list(event: Any, stored: list[Member], relay_pubkey: str | None) -> list[tuple[str, str]]:
     """What is wrong with a live list, judged in Python: (problem, detail) pairs.
 
-    stored: the members as relay_members holds them. Trusts nothing the database says about
-    the list: the id is recomputed, the signature checked, every tag compared.
+    stored: the members as relay_members holds them (pubkey, role, defined roles). Trusts
+    nothing the database says about the list: the id is recomputed, the signature checked,
+    every tag compared.
     """
     if event is None:
         return [("missing", "no live membership list")]
     problems: list[tuple[str, str]] = []
-    if not isinstance(event, dict) or not {
-        "id",
-        "pubkey",
-        "created_at",
-        "kind",
-        "tags",
-        "content",
-        "sig",
-    } <= set(event):
+    if not isinstance(event, dict) or not EVENT_KEYS <= set(event):
         return [("malformed", "the live list is not a NIP-01 event")]
     list_id = event["id"]
     if event["kind"] != KIND_MEMBERSHIP_LIST:
@@ -218,18 +248,23 @@ def check_list(
     tags = event["tags"] if isinstance(event["tags"], list) else []
     if not tags or tags[0] != ["-"]:
         problems.append(("malformed", 'the first tag is not ["-"]'))
-    listed: list[tuple[str, str]] = []
+    listed: list[Member] = []
     for i, tag in enumerate(tags[1:], 2):
         if (
             isinstance(tag, list)
-            and len(tag) == 3
+            and len(tag) >= 3
             and tag[0] == "member"
             and isinstance(tag[1], str)
             and tag[2] in ROLES
         ):
-            listed.append((tag[1], tag[2]))
+            fault = _defined_roles_fault(tag[3:])
+            if fault:
+                problems.append(("malformed", f"tag {i}: {fault}"))
+            listed.append((tag[1], tag[2], tuple(str(r) for r in tag[3:])))
         else:
-            problems.append(("malformed", f'tag {i} is not ["member", pubkey, role]'))
+            problems.append(
+                ("malformed", f'tag {i} is not ["member", pubkey, role, defined role...]')
+            )
     try:
         recomputed = compute_id(event)
     except (TypeError, ValueError) as exc:
@@ -250,20 +285,25 @@ def check_list(
                 ),
             )
         )
-    pubkeys = [pk for pk, _ in listed]
+    pubkeys = [pk for pk, _, _ in listed]
     if any(a >= b for a, b in itertools.pairwise(pubkeys)):
         problems.append(("unordered", "the member tags are not in strictly increasing order"))
-    listed_roles = dict(listed)
-    stored_roles = dict(stored)
+    listed_roles = {pk: (role, roles) for pk, role, roles in listed}
+    stored_roles = {pk: (role, roles) for pk, role, roles in stored}
     differences = []
     for pk in sorted(set(stored_roles) - set(listed_roles)):
-        differences.append(f"{npub(pk)} ({stored_roles[pk]}) is a member but not in the list")
+        differences.append(
+            f"{npub(pk)} ({_held(*stored_roles[pk])}) is a member but not in the list"
+        )
     for pk in sorted(set(listed_roles) - set(stored_roles)):
-        differences.append(f"{npub(pk)} ({listed_roles[pk]}) is in the list but not a member")
+        differences.append(
+            f"{npub(pk)} ({_held(*listed_roles[pk])}) is in the list but not a member"
+        )
     for pk in sorted(set(listed_roles) & set(stored_roles)):
         if listed_roles[pk] != stored_roles[pk]:
             differences.append(
-                f"{npub(pk)} is {stored_roles[pk]} but the list says {listed_roles[pk]}"
+                f"{npub(pk)} is {_held(*stored_roles[pk])} but the list says "
+                f"{_held(*listed_roles[pk])}"
             )
     if differences:
         shown = differences[:10]
@@ -279,14 +319,215 @@ def check_list(
     return problems
 
 
-def _snapshot(conn: psycopg.Connection[Any], cid: Any) -> tuple[Any, list[tuple[str, str]]]:
-    """The live list and the stored members, read in one snapshot (REPEATABLE READ), so that
-    a write committing between the two reads cannot look like a disagreement."""
+def _role_field_fault(name: str, value: Any) -> str | None:
+    """What is wrong with the value of a 33534's label, description, color or order tag."""
+    if not isinstance(value, str):
+        return "is not text"
+    if name == "label":
+        if not 1 <= len(value) <= 64 or CONTROL.search(value):
+            return "is not 1-64 printable characters"
+    elif name == "description":
+        if len(value) > 500 or CONTROL.search(value):
+            return "is not at most 500 printable characters"
+    elif name == "color":
+        if not COLOR.fullmatch(value) or int(value) > 360:
+            return "is not a hue 0-360 in decimal"
+    elif not ORDER.fullmatch(value) or not -(2**31) <= int(value) < 2**31:
+        return "is not an integer in decimal"
+    return None
+
+
+def _definition_faults(event: dict[str, Any]) -> list[str]:
+    """What is wrong with the shape of a 33534 role definition (SPEC section 6)."""
+    faults = []
+    if event["kind"] != KIND_ROLE:
+        faults.append(f"kind {event['kind']}, not {KIND_ROLE}")
+    if event["content"] != "":
+        faults.append("content is not empty")
+    tags = event["tags"] if isinstance(event["tags"], list) else []
+    if not tags or tags[0] != ["-"]:
+        faults.append('the first tag is not ["-"]')
+    if len(tags) < 2 or not (isinstance(tags[1], list) and len(tags[1]) == 2 and tags[1][0] == "d"):
+        faults.append('the second tag is not ["d", role id]')
+    elif not _is_role_id(tags[1][1]):
+        faults.append("the d tag is not a role id (1-64 of a-z 0-9 _ -)")
+    last = -1
+    for i, tag in enumerate(tags[2:], 3):
+        if not (isinstance(tag, list) and len(tag) == 2 and tag[0] in ROLE_FIELDS):
+            faults.append(f"tag {i} is not [label|description|color|order, text]")
+            continue
+        place = ROLE_FIELDS.index(tag[0])
+        if place <= last:
+            faults.append(f"tag {i}: {tag[0]} repeated or out of order")
+        last = max(last, place)
+        fault = _role_field_fault(tag[0], tag[1])
+        if fault:
+            faults.append(f"tag {i}: {tag[0]} {fault}")
+    if not any(isinstance(t, list) and t[:1] == ["label"] for t in tags):
+        faults.append("it has no label")
+    return faults
+
+
+def _deletion_faults(event: dict[str, Any]) -> tuple[str | None, list[str]]:
+    """The role a kind 5 deletion addresses (None if it names none) and what is wrong with
+    its shape: [["-"], ["a", "33534:<its own pubkey>:<role id>"], ["k", "33534"]]."""
+    faults = []
+    if event["kind"] != KIND_DELETION:
+        faults.append(f"kind {event['kind']}, not {KIND_DELETION}")
+    if event["content"] != "":
+        faults.append("content is not empty")
+    tags = event["tags"] if isinstance(event["tags"], list) else []
+    role = None
+    a = tags[1] if len(tags) == 3 and isinstance(tags[1], list) else None
+    if (
+        len(tags) != 3
+        or tags[0] != ["-"]
+        or tags[2] != ["k", str(KIND_ROLE)]
+        or a is None
+        or len(a) != 2
+        or a[0] != "a"
+        or not isinstance(a[1], str)
+    ):
+        faults.append(f'its tags are not [["-"], ["a", address], ["k", "{KIND_ROLE}"]]')
+    else:
+        kind, _, rest = a[1].partition(":")
+        pubkey, _, named = rest.partition(":")
+        if _is_role_id(named):
+            role = named
+        if kind != str(KIND_ROLE) or pubkey != event["pubkey"] or role is None:
+            faults.append(f"its a tag is not {KIND_ROLE}:<its own pubkey>:<role id>")
+    return role, faults
+
+
+def _role_event_signature(
+    event: dict[str, Any], what: str, relay_pubkey: str | None
+) -> list[tuple[str, str]]:
+    """id recomputed, signature checked, and (for definitions) the key that signed."""
+    problems = []
+    try:
+        recomputed = compute_id(event)
+    except (TypeError, ValueError) as exc:
+        recomputed = f"(cannot be computed: {exc})"
+    if recomputed != event["id"]:
+        problems.append(("role_id_mismatch", f"{what} hashes to {recomputed}"))
+    elif not verify_event(event):
+        problems.append(
+            ("role_bad_signature", f"the signature of {what} does not verify for its pubkey")
+        )
+    if relay_pubkey is not None and event["pubkey"] != relay_pubkey:
+        problems.append(
+            (
+                "role_wrong_key",
+                (
+                    f"{what} is signed by {npub(str(event['pubkey']))}, not by the relay key "
+                    f"{npub(relay_pubkey)}"
+                ),
+            )
+        )
+    return problems
+
+
+def check_roles(
+    definitions: list[Any],
+    deletions: list[Any],
+    stored: list[Member],
+    event: Any,
+    relay_pubkey: str | None,
+) -> list[tuple[str, str]]:
+    """What is wrong with a community's live role events, judged in Python.
+
+    Each 33534 definition (role_definitions) and kind 5 deletion (role_deletions): its
+    shape, its id recomputed, its signature checked, the key that signed a definition; every
+    base role, and every defined role a member holds (stored, or named by the live list's
+    tags), has a live definition. Whether a definition says what the database stores cannot
+    be told from outside (no read gives the stored definitions): member_list_drift checks that
+    ('role_differs').
+    """
+    problems: list[tuple[str, str]] = []
+    defined: dict[str, dict[str, Any]] = {}
+    for ev in definitions:
+        if not isinstance(ev, dict) or not EVENT_KEYS <= set(ev):
+            problems.append(("role_malformed", "a role definition is not a NIP-01 event"))
+            continue
+        d = ev["tags"][1] if isinstance(ev["tags"], list) and len(ev["tags"]) > 1 else None
+        role = d[1] if isinstance(d, list) and len(d) == 2 and _is_role_id(d[1]) else None
+        what = f"definition {ev['id']} of role {role or '?'}"
+        for fault in _definition_faults(ev):
+            problems.append(("role_malformed", f"{what}: {fault}"))
+        if role is not None:
+            if role in defined:
+                problems.append(
+                    (
+                        "role_malformed",
+                        (
+                            f"role {role} has two live definitions: {defined[role]['id']} "
+                            f"and {ev['id']}"
+                        ),
+                    )
+                )
+            defined[role] = ev
+        problems.extend(_role_event_signature(ev, what, relay_pubkey))
+    for ev in deletions:
+        if not isinstance(ev, dict) or not EVENT_KEYS <= set(ev):
+            problems.append(("role_malformed", "a role deletion is not a NIP-01 event"))
+            continue
+        role, faults = _deletion_faults(ev)
+        what = f"deletion {ev['id']} of role {role or '?'}"
+        for fault in faults:
+            problems.append(("role_malformed", f"{what}: {fault}"))
+        # Deletions are not re-signed when the relay key rotates: any key of ours may sign one.
+        problems.extend(_role_event_signature(ev, what, None))
+        live = defined.get(role or "")
+        if live is not None and live["pubkey"] == ev["pubkey"]:
+            problems.append(
+                (
+                    "role_deleted",
+                    f"{what} deletes the live definition {live['id']} of the same key",
+                )
+            )
+    for base in sorted(ROLES - set(defined)):
+        problems.append(("role_missing", f"base role {base} has no live 33534 definition"))
+    holders: dict[str, int] = {}
+    for _, _, roles in stored:
+        for r in roles:
+            holders[r] = holders.get(r, 0) + 1
+    if isinstance(event, dict) and isinstance(event.get("tags"), list):
+        for tag in event["tags"][1:]:
+            if isinstance(tag, list):
+                for r in tag[3:]:
+                    holders.setdefault(str(r), 0)
+    for r in sorted(set(holders) - set(defined) - ROLES):
+        n = holders[r]
+        where = f"held by {n} member{'s' if n != 1 else ''}" if n else "named in the list"
+        problems.append(("role_missing", f"role {r} is {where} but has no live 33534 definition"))
+    return problems
+
+
+class _Read(NamedTuple):
+    event: Any
+    stored: list[Member]
+    definitions: list[Any]
+    deletions: list[Any]
+
+
+def _snapshot(conn: psycopg.Connection[Any], cid: Any) -> _Read:
+    """The live list, the stored members and the live role events, read in one snapshot
+    (REPEATABLE READ), so that a write committing between the reads cannot look like a
+    disagreement."""
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         event = live_list(conn, cid)
-        stored = conn.execute("SELECT pubkey, role FROM buzz.relay_members(%s)", (cid,)).fetchall()
-    return event, [(pk, role) for pk, role in stored]
+        stored = conn.execute(
+            "SELECT pubkey, role, roles FROM buzz.relay_members(%s)", (cid,)
+        ).fetchall()
+        definitions = [r[0] for r in conn.execute("SELECT buzz.role_definitions(%s)", (cid,))]
+        deletions = [r[0] for r in conn.execute("SELECT buzz.role_deletions(%s)", (cid,))]
+    return _Read(
+        event,
+        [(pk, role, tuple(roles or ())) for pk, role, roles in stored],
+        definitions,
+        deletions,
+    )
 
 
 @click.command("verify")
@@ -294,17 +535,22 @@ def _snapshot(conn: psycopg.Connection[Any], cid: Any) -> tuple[Any, list[tuple[
 @click.option(
     "--relay-pubkey",
     type=PUBKEY,
-    help="Check that lists are signed by this key (default: the configured relay key, if any).",
+    help="Check that lists and role definitions are signed by this key (default: the "
+    "configured relay key, if any).",
 )
 @community_command
 def verify(all_: bool, relay_pubkey: str | None) -> None:
     """Check every live list (or one community's) from outside the database: recompute its
-    id, check its signature and that it names exactly the stored members and roles.
+    id, check its signature and that it names exactly the stored members and roles; and the
+    same for the community's role definitions (kind 33534) and deletions (kind 5): their
+    shape, ids and signatures, and that every base role and every role a member holds has
+    a live definition.
 
-    Read-only, and independent of the database's own drift check. Without --community or
-    RELAY_URL, or with --all, checks every community (which needs a superuser or a member of
-    buzz_owner). Exits 5 and names each community and problem when anything disagrees; repair
-    with republish-members.
+    Read-only, and independent of the database's own drift check (which alone can compare
+    a definition with the stored one). Without --community or RELAY_URL, or with --all,
+    checks every community (which needs a superuser or a member of buzz_owner). Exits 5 and
+    names each community and problem when anything disagrees; repair with
+    republish-members (it re-signs the list and every role definition).
 
     \b
     Example:
@@ -323,14 +569,20 @@ def verify(all_: bool, relay_pubkey: str | None) -> None:
     else:
         targets = all_communities(conn)
     results: list[dict[str, Any]] = []
+    roles_seen = 0
     for c in targets:
-        event, stored = _snapshot(conn, c.id)
-        problems = check_list(event, stored, relay_pubkey)
+        read = _snapshot(conn, c.id)
+        event = read.event
+        problems = check_list(event, read.stored, relay_pubkey)
+        problems += check_roles(read.definitions, read.deletions, read.stored, event, relay_pubkey)
+        roles_seen += len(read.definitions)
         results.append(
             {
                 "community": c.as_json(),
                 "list_id": event.get("id") if isinstance(event, dict) else None,
-                "members": len(stored),
+                "members": len(read.stored),
+                "roles": len(read.definitions),
+                "role_deletions": len(read.deletions),
                 "ok": not problems,
                 "problems": [{"problem": p, "detail": d} for p, d in problems],
             }
@@ -338,7 +590,11 @@ def verify(all_: bool, relay_pubkey: str | None) -> None:
         if state.json:
             continue
         if not problems:
-            click.echo(f"ok    {c.label}: list {event['id']}, {len(stored)} members")
+            n = len(read.definitions)
+            click.echo(
+                f"ok    {c.label}: list {event['id']}, {len(read.stored)} members, "
+                f"{n} role{'s' if n != 1 else ''}"
+            )
         for problem, detail in problems:
             click.echo(f"FAIL  {c.label} ({c.id}): {problem}: {detail}")
     bad = [r for r in results if not r["ok"]]
@@ -363,11 +619,17 @@ def verify(all_: bool, relay_pubkey: str | None) -> None:
             click.echo("no communities to verify")
         elif bad:
             click.echo(
-                f"{len(bad)} of {len(results)} communities have a wrong list; repair with "
-                "`buzz-admin republish-members` (--all --drifted for all of them)"
+                f"{len(bad)} of {len(results)} communities have a wrong list or role event; "
+                "repair with `buzz-admin republish-members` (--all --drifted for all of them)"
             )
+            deletion_problems = any("deletion " in p["detail"] for r in bad for p in r["problems"])
+            if deletion_problems:
+                click.echo(
+                    "a wrong deletion (kind 5) is not re-signed by republish-members: define "
+                    "the role again and delete it (`buzz-admin role define`, `role delete`)"
+                )
         else:
-            click.echo(f"all {len(results)} lists verified")
+            click.echo(f"all {len(results)} lists verified, with {roles_seen} role definitions")
     if code:
         raise click.exceptions.Exit(code)
 
@@ -375,17 +637,75 @@ def verify(all_: bool, relay_pubkey: str | None) -> None:
 # --------------------------------------------------------------------------- watch
 
 
-class _Watcher:
-    """LISTEN buzz_membership and print each list as it commits; reconnect on loss."""
+def _role_of(event: dict[str, Any]) -> str | None:
+    """The role id of a 33534 (its d tag) or of a kind 5 deletion (its a tag's last part)."""
+    for tag in event.get("tags") or ():
+        if not isinstance(tag, list) or len(tag) < 2 or not isinstance(tag[1], str):
+            continue
+        if event.get("kind") == KIND_ROLE and tag[0] == "d":
+            return tag[1]
+        if event.get("kind") == KIND_DELETION and tag[0] == "a" and tag[1].count(":") >= 2:
+            return tag[1].split(":", 2)[2]
+    return None
 
-    def __init__(self, target: Community | None, as_json: bool) -> None:
+
+def _label_of(event: dict[str, Any]) -> str | None:
+    for tag in event.get("tags") or ():
+        if isinstance(tag, list) and len(tag) >= 2 and tag[0] == "label":
+            return str(tag[1])
+    return None
+
+
+def live_role_events(conn: psycopg.Connection[Any], cid: Any) -> dict[str, dict[str, Any]]:
+    """The community's live role events by role id: its definition, else its deletion."""
+    events: dict[str, dict[str, Any]] = {}
+    for sql in ("SELECT buzz.role_deletions(%s)", "SELECT buzz.role_definitions(%s)"):
+        for (event,) in conn.execute(sql, (cid,)):
+            role = _role_of(event)
+            if role is not None:
+                events[role] = event
+    return events
+
+
+def live_role_event(
+    conn: psycopg.Connection[Any], cid: Any, kind: int, event_id: str
+) -> dict[str, Any] | None:
+    """The live 33534 (or kind 5) of the community with this id; None if it is not live."""
+    read = "role_definitions" if kind == KIND_ROLE else "role_deletions"
+    row = conn.execute(
+        f"SELECT e FROM buzz.{read}(%s) AS e WHERE e::jsonb ->> 'id' = %s", (cid, event_id)
+    ).fetchone()
+    return row[0] if row else None
+
+
+class _Watcher:
+    """LISTEN buzz_membership and print each list (and role event) as it commits; reconnect
+    on loss."""
+
+    def __init__(
+        self,
+        target: Community | None,
+        as_json: bool,
+        *,
+        lists_only: bool = False,
+        limit: int | None = None,
+    ) -> None:
         self.target = target
         self.as_json = as_json
+        self.lists_only = lists_only
+        self.limit = limit
         self.hosts: dict[str, str | None] = {}
         if target is not None:
             self.hosts[str(target.id)] = target.host
         self.last_id: str | None = None
+        # The watched community's role events known live (printed, or live when it started):
+        # role id -> event id.
+        self.role_ids: dict[str, str] = {}
         self.printed = 0
+
+    @property
+    def done(self) -> bool:
+        return self.limit is not None and self.printed >= self.limit
 
     def host(self, conn: psycopg.Connection[Any], cid: str) -> str | None:
         if cid not in self.hosts:
@@ -396,6 +716,15 @@ class _Watcher:
             self.hosts[cid] = row[0] if row else None
         return self.hosts[cid]
 
+    def remember(self, conn: psycopg.Connection[Any]) -> None:
+        """Before LISTEN: what is live now is not news (catch_up compares with it)."""
+        assert self.target is not None
+        event = live_list(conn, self.target.id)
+        self.last_id = event.get("id") if isinstance(event, dict) else None
+        if not self.lists_only:
+            live = live_role_events(conn, self.target.id)
+            self.role_ids = {role: ev["id"] for role, ev in live.items()}
+
     def show(
         self,
         conn: psycopg.Connection[Any],
@@ -405,6 +734,8 @@ class _Watcher:
         *,
         after_reconnect: bool = False,
     ) -> None:
+        if self.done:
+            return
         event = live_list(conn, cid)
         host = self.host(conn, cid)
         current = event is not None and event.get("id") == list_id
@@ -432,57 +763,137 @@ class _Watcher:
         note = " (committed while reconnecting)" if after_reconnect else ""
         click.echo(f"{host or cid} list {list_id} created_at {when(created_at)} {size}{note}")
 
+    def show_role(
+        self,
+        conn: psycopg.Connection[Any],
+        cid: str,
+        kind: int,
+        event_id: str,
+        created_at: int,
+        *,
+        event: dict[str, Any] | None = None,
+        after_reconnect: bool = False,
+    ) -> None:
+        """A role definition (33534) or deletion (kind 5): the role, and the event while it
+        is live (None once a newer event of the role replaced it)."""
+        if self.done:
+            return
+        if event is None:
+            event = live_role_event(conn, cid, kind, event_id)
+        host = self.host(conn, cid)
+        role = _role_of(event) if event is not None else None
+        if self.target is not None and role is not None:
+            self.role_ids[role] = event_id
+        self.printed += 1
+        if self.as_json:
+            echo_json(
+                {
+                    "community": {"id": cid, "host": host},
+                    "id": event_id,
+                    "kind": kind,
+                    "created_at": created_at,
+                    "role": role,
+                    "event": event,
+                    "after_reconnect": after_reconnect,
+                }
+            )
+            return
+        what = "definition" if kind == KIND_ROLE else "deletion"
+        line = f"{host or cid} role {role or '?'} {what} {event_id} created_at {when(created_at)}"
+        if event is None:
+            line += " (no longer live)"
+        elif kind == KIND_ROLE:
+            line += f" label {json.dumps(_label_of(event), ensure_ascii=False)}"
+        if after_reconnect:
+            line += " (committed while reconnecting)"
+        click.echo(line)
+
     def notified(self, conn: psycopg.Connection[Any], payload: str) -> bool:
         """Handle one notification; True when it was printed."""
         try:
             data = json.loads(payload)
-            cid, list_id, created_at = data["community_id"], data["id"], data["created_at"]
-        except (ValueError, KeyError, TypeError):
+            cid, event_id, created_at = data["community_id"], data["id"], data["created_at"]
+            kind = data.get("kind", KIND_MEMBERSHIP_LIST)
+        except (ValueError, KeyError, TypeError, AttributeError):
             click.echo(f"buzz-admin: ignoring a malformed notification: {payload[:200]}", err=True)
             return False
         if self.target is not None and cid != str(self.target.id):
             return False
-        if self.target is not None and list_id == self.last_id:
-            return False  # already printed by catch_up after a reconnect
-        self.show(conn, cid, list_id, created_at)
-        return True
+        if kind == KIND_MEMBERSHIP_LIST:
+            if self.target is not None and event_id == self.last_id:
+                return False  # already printed by catch_up after a reconnect
+            self.show(conn, cid, event_id, created_at)
+            return True
+        if kind in (KIND_ROLE, KIND_DELETION):
+            if self.lists_only:
+                return False
+            if self.target is not None and event_id in self.role_ids.values():
+                return False  # already printed by catch_up after a reconnect
+            self.show_role(conn, cid, kind, event_id, created_at)
+            return True
+        click.echo(f"buzz-admin: ignoring a notification of kind {kind}: {payload[:200]}", err=True)
+        return False
 
     def catch_up(self, conn: psycopg.Connection[Any]) -> None:
-        """After a reconnect: print the target's list if it changed while disconnected."""
+        """After a reconnect: print the target's list, and its role events, if they changed
+        while disconnected."""
         if self.target is None:
             click.echo(
-                "buzz-admin: lists committed while disconnected were not printed; "
-                "`buzz-admin verify` or `show-list` shows the live ones",
+                "buzz-admin: lists and role events committed while disconnected were not "
+                "printed; `buzz-admin verify` or `show-list` shows the live ones",
                 err=True,
             )
             return
+        cid = str(self.target.id)
         event = live_list(conn, self.target.id)
         if event is not None and event.get("id") != self.last_id:
-            self.show(
-                conn, str(self.target.id), event["id"], event["created_at"], after_reconnect=True
-            )
+            self.show(conn, cid, event["id"], event["created_at"], after_reconnect=True)
+        if self.lists_only:
+            return
+        for role, ev in sorted(live_role_events(conn, self.target.id).items()):
+            if self.role_ids.get(role) != ev["id"]:
+                self.show_role(
+                    conn,
+                    cid,
+                    ev["kind"],
+                    ev["id"],
+                    ev["created_at"],
+                    event=ev,
+                    after_reconnect=True,
+                )
 
 
 @click.command("watch")
-@click.option("--count", type=click.IntRange(min=1), help="Stop after printing N lists.")
+@click.option(
+    "--count",
+    type=click.IntRange(min=1),
+    help="Stop after printing N events (lists, and role events unless --lists-only).",
+)
 @click.option(
     "--timeout", type=click.FloatRange(min=0), metavar="SECONDS", help="Stop after SECONDS."
 )
 @click.option("--all", "all_", is_flag=True, help="Every community, even when RELAY_URL is set.")
+@click.option(
+    "--lists-only",
+    is_flag=True,
+    help="Print membership lists only, not role definitions or deletions.",
+)
 @community_command
-def watch(count: int | None, timeout: float | None, all_: bool) -> None:
+def watch(count: int | None, timeout: float | None, all_: bool, lists_only: bool) -> None:
     """Print each membership list as it commits (from NOTIFY buzz_membership): community,
-    list id, created_at, member count; with --json one JSON object per line.
+    list id, created_at, member count; and each role definition (kind 33534: role, event id,
+    created_at, label) and role deletion (kind 5). With --json one JSON object per line,
+    whose "kind" tells them apart.
 
     Watches the community of --community or RELAY_URL, else (or with --all) every community.
     Reconnects with backoff when the connection drops, then prints the watched community's
-    list if it changed meanwhile. Stops on Ctrl-C, after --count lists or --timeout seconds.
-    Says "listening" on stderr each time it (re)starts listening.
+    list and role events if they changed meanwhile. Stops on Ctrl-C, after --count events or
+    --timeout seconds. Says "listening" on stderr each time it (re)starts listening.
 
     \b
     Example:
       buzz-admin -c relay.example.org watch
-      buzz-admin watch --all --json | jq -c .
+      buzz-admin watch --all --json | jq -c 'select(.kind == 13534)'
     """
     state = get_state()
     if all_ and state.community:
@@ -492,7 +903,7 @@ def watch(count: int | None, timeout: float | None, all_: bool) -> None:
     target = None
     if not all_ and state.selection() is not None:
         target = find_community(conn, state.selection(), from_relay_url=not state.community)
-    watcher = _Watcher(target, state.json)
+    watcher = _Watcher(target, state.json, lists_only=lists_only, limit=count)
     backoff = 0.5
     reconnecting = False
     try:
@@ -501,17 +912,16 @@ def watch(count: int | None, timeout: float | None, all_: bool) -> None:
                 if conn is None:
                     conn = state.connect("buzz-admin watch")
                 if target is not None and not reconnecting and not watcher.printed:
-                    # Before LISTEN: the list live now is not news. (catch_up compares with it.)
-                    event = live_list(conn, target.id)
-                    watcher.last_id = event.get("id") if isinstance(event, dict) else None
+                    watcher.remember(conn)
                 conn.execute(f"LISTEN {CHANNEL}")
                 if reconnecting:  # listening again first, so that nothing falls in between
                     watcher.catch_up(conn)
                     reconnecting = False
-                    if count and watcher.printed >= count:
+                    if watcher.done:
                         return
                 what = target.label if target else "every community"
-                click.echo(f"buzz-admin: listening for lists of {what}", err=True)
+                events = "lists" if lists_only else "lists and role events"
+                click.echo(f"buzz-admin: listening for {events} of {what}", err=True)
                 backoff = 0.5
                 last_ping = time.monotonic()
                 while deadline is None or time.monotonic() < deadline:
@@ -522,8 +932,8 @@ def watch(count: int | None, timeout: float | None, all_: bool) -> None:
                     # until it ends, so a query inside the loop would wait for itself.
                     batch = list(conn.notifies(timeout=wait, stop_after=1))
                     for note in batch:
-                        printed = watcher.notified(conn, note.payload)
-                        if printed and count and watcher.printed >= count:
+                        watcher.notified(conn, note.payload)
+                        if watcher.done:
                             return
                     if time.monotonic() - last_ping > 15:  # notice a silently dead connection
                         conn.execute("SELECT 1")

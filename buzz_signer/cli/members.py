@@ -14,6 +14,7 @@ from ._core import (
     OK,
     PUBKEY,
     ROLE_MISMATCH,
+    Failure,
     Outcome,
     community_command,
     echo_json,
@@ -308,24 +309,45 @@ def claim_membership(pubkey: str, policy_version: str | None) -> None:
 
 @click.command("members")
 @click.option("--hex", "as_hex", is_flag=True, help="Show pubkeys as hex instead of npub.")
-@click.option("--role", type=click.Choice(ROLES), help="Only members with this role.")
+@click.option(
+    "--role",
+    metavar="ROLE",
+    help="Only members with this role: owner, admin, member, or a defined role (role list).",
+)
 @community_command
 def members(as_hex: bool, role: str | None) -> None:
-    """The community's members as stored: owner first, then admins, then members.
+    """The community's members as stored: owner first, then admins, then members; the
+    last column, ROLES, names the defined roles each holds (comma-separated, "-" for none).
 
     \b
     Example:
       buzz-admin -c relay.example.org members
+      buzz-admin members --role moderator --hex
       buzz-admin members --json | jq -r '.members[].npub'
     """
     state = get_state()
     target = state.resolve()
-    rows = state.conn.execute(
-        "SELECT pubkey, role, added_by, joined_at FROM buzz.relay_members(%s)", (target.id,)
+    conn = state.conn
+    rows = conn.execute(
+        "SELECT pubkey, role, added_by, joined_at, roles FROM buzz.relay_members(%s)",
+        (target.id,),
     ).fetchall()
     rows.sort(key=lambda r: (ROLE_RANK.get(r[1], 9), r[0]))
-    if role:
+    if role in ROLES:
         rows = [r for r in rows if r[1] == role]
+    elif role is not None:
+        defined = conn.execute(
+            "SELECT count(*) FROM buzz.role_definitions(%s) AS d"
+            " WHERE d::jsonb -> 'tags' -> 1 = jsonb_build_array('d', %s::text)",
+            (target.id, role),
+        ).fetchone()[0]
+        rows = [r for r in rows if role in (r[4] or ())]
+        if not defined and not rows:
+            raise Failure(
+                f"{target.label} has no role {role}",
+                NOT_FOUND,
+                hint="`buzz-admin role list` shows the defined roles",
+            )
     if state.json:
         echo_json(
             {
@@ -335,17 +357,24 @@ def members(as_hex: bool, role: str | None) -> None:
                         "pubkey": pk,
                         "npub": npub(pk),
                         "role": r,
+                        "roles": list(held or ()),
                         "added_by": by,
                         "joined_at": iso(at),
                     }
-                    for pk, r, by, at in rows
+                    for pk, r, by, at, held in rows
                 ],
             }
         )
         return
-    shown = [[r, pk if as_hex else npub(pk), by or "-", iso(at) or "-"] for pk, r, by, at in rows]
-    for line in table(shown, ["ROLE", "PUBKEY", "ADDED BY", "JOINED"]):
+    shown = [
+        [r, pk if as_hex else npub(pk), by or "-", iso(at) or "-", ",".join(held or ()) or "-"]
+        for pk, r, by, at, held in rows
+    ]
+    for line in table(shown, ["ROLE", "PUBKEY", "ADDED BY", "JOINED", "ROLES"]):
         click.echo(line)
     counts = {r: sum(1 for row in rows if row[1] == r) for r in ROLES}
     roles = ", ".join(f"{counts[r]} {r}{'s' if counts[r] != 1 else ''}" for r in ROLES)
-    click.echo(f"{len(rows)} member{'s' if len(rows) != 1 else ''} of {target.label}: {roles}")
+    summary = f"{len(rows)} member{'s' if len(rows) != 1 else ''} of {target.label}: {roles}"
+    if role is not None and role not in ROLES:
+        summary += f" (holding {role})"
+    click.echo(summary)

@@ -218,6 +218,11 @@ def test_help_documents_every_command_with_an_example_and_the_exit_codes(cli: Cl
         "db start",
         "db stop",
         "db status",
+        "role define",
+        "role delete",
+        "role assign",
+        "role unassign",
+        "role list",
     ):
         assert name in names, name
 
@@ -904,17 +909,33 @@ def test_verify_catches_lists_made_wrong_by_direct_sql(
 
 
 def _read_line(proc: subprocess.Popen[str], stream: str, timeout: float = 30) -> str:
-    """The next line of the process's stdout or stderr, or fail after `timeout` seconds."""
-    pipe = getattr(proc, stream)
+    """The next line of the process's stdout or stderr, or fail after `timeout` seconds.
+
+    Reads the pipe's descriptor itself and keeps what follows the line for the next call:
+    a text pipe's readline would buffer a second line that arrived with the first, where
+    waiting on the descriptor cannot see it.
+    """
+    pending: dict[str, bytes] = proc.__dict__.setdefault("_pending_lines", {})
+    fd = getattr(proc, stream).fileno()
+    data = pending.pop(stream, b"")
+    deadline = time.monotonic() + timeout
     sel = selectors.DefaultSelector()
-    sel.register(pipe, selectors.EVENT_READ)
+    sel.register(fd, selectors.EVENT_READ)
     try:
-        if not sel.select(timeout):
-            proc.kill()
-            pytest.fail(f"no line on {stream} within {timeout}s: {proc.communicate()}")
-        return pipe.readline()
+        while b"\n" not in data:
+            if not sel.select(max(0.0, deadline - time.monotonic())):
+                proc.kill()
+                pytest.fail(f"no line on {stream} within {timeout}s: {data!r} {proc.communicate()}")
+            chunk = os.read(fd, 65536)
+            if not chunk:  # end of file: what is left, as readline would give it
+                return data.decode()
+            data += chunk
     finally:
         sel.close()
+    line, _, rest = data.partition(b"\n")
+    if rest:
+        pending[stream] = rest
+    return line.decode() + "\n"
 
 
 def _drop_watcher(su: psycopg.Connection) -> None:
@@ -936,7 +957,11 @@ def test_watch_prints_lists_committed_by_other_processes_and_reconnects(
 ) -> None:
     host, cid = community.host, community.cid
     dbname = su.execute("SELECT current_database()").fetchone()[0]
-    watcher = cli.popen("-c", host, "watch", "--count", "4", "--json", "--timeout", "90")
+    # Lists only: republish-members also re-signs every role definition (test_cli_roles.py
+    # watches those).
+    watcher = cli.popen(
+        "-c", host, "watch", "--count", "4", "--json", "--timeout", "90", "--lists-only"
+    )
     try:
         _wait_listening(watcher)
         first = cli("-c", host, "add-member", new_pubkey(), "--json").json()
@@ -992,15 +1017,22 @@ def test_watch_prints_lists_committed_by_other_processes_and_reconnects(
 
 
 def test_watch_in_words_every_community_and_timeout(cli: Cli, mem: Membership) -> None:
-    watcher = cli.popen("watch", "--count", "1", "--timeout", "60")
+    # A new community: its list and the definitions of its three base roles.
+    watcher = cli.popen("watch", "--count", "4", "--timeout", "60")
     try:
         _wait_listening(watcher)
         host = new_host()
         created = cli("community", "create", host, "--owner", new_pubkey(), "--json").json()
         out, err = watcher.communicate(timeout=30)
         assert watcher.returncode == 0, err
-        assert out.startswith(f"{host} list {created['list_id']} created_at ")
-        assert out.rstrip().endswith("1 members")
+        lines = out.splitlines()
+        assert len(lines) == 4, out
+        (listed,) = [line for line in lines if line.startswith(f"{host} list ")]
+        assert listed.startswith(f"{host} list {created['list_id']} created_at ")
+        assert listed.endswith("1 members")
+        roles = sorted(line.split()[2] for line in lines if line.startswith(f"{host} role "))
+        assert roles == ["admin", "member", "owner"]
+        assert any(line.endswith('label "Owner"') for line in lines)
     finally:
         if watcher.poll() is None:
             watcher.kill()
@@ -1140,6 +1172,7 @@ def test_json_flag_works_on_every_reading_command(fast: InProcess, community: Co
         ("show-list",),
         ("verify",),
         ("community", "list"),
+        ("role", "list"),
     ):
         for placed in (("--json", "-c", host, *args), ("-c", host, *args, "--json")):
             run = fast(*placed)

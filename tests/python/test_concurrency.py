@@ -5,7 +5,8 @@ A" proven from pg_locks (sessions.wait_until_blocked) before the test goes on.
    eight, and each list of the queue names one member more than the one before.
 2. A list repair (republish_member_list), prepared and holding the list lock, is held open; an
    owner transfer does its row work and waits for the list lock only; the repair commits, then
-   the transfer: both commit, with increasing created_at.
+   the transfer: both commit, with increasing created_at. The repair re-signs the community's
+   role definitions with its list.
 3. A member removal holding its member row is held open; a transfer to that pubkey waits for
    the row; the removal prepares (the list lock is free), commits; the transfer commits.
 4. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
@@ -37,7 +38,7 @@ from sessions import (
 )
 
 from buzz_signer.errors import BuzzError
-from buzz_signer.nostr import KIND_ADD_USER, KIND_REMOVE_USER
+from buzz_signer.nostr import KIND_ADD_USER, KIND_MEMBERSHIP_LIST, KIND_REMOVE_USER, KIND_ROLE
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -111,7 +112,8 @@ def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, com
         m = stage.membership()
         repair = stage.raw_writer()
         repair.value("SELECT buzz.republish_member_list(%s)", cid)
-        assert len(repair.prepare()) == 1  # the list only: no member changed
+        # The list (no member changed) and, re-signed, the three base role definitions.
+        assert [ev.kind for ev in repair.prepare()] == [KIND_MEMBERSHIP_LIST] + [KIND_ROLE] * 3
         assert list_lock_holders(su, cid) == [repair.pid]
 
         transfer = stage.background(lambda: m.transfer_ownership(cid, new_owner, owner), "transfer")
@@ -122,13 +124,16 @@ def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, com
         assert "prepare_membership_events" in wait.query
         assert members_of(reader, cid) == {owner: "owner", **members, restored: "member"}
 
-        [repaired] = repair.sign_and_insert()
+        repaired, *definitions = repair.sign_and_insert()
         repair.commit()
         w = transfer.result()
 
     assert w.outcome == "transferred"
     repaired_members = {owner: "owner", **members, restored: "member"}
     assert_list_event(repaired, key.pubkey, repaired_members)
+    assert [d["tags"][1][1] for d in definitions] == ["admin", "member", "owner"]
+    assert definitions == reader.role_definitions(cid)
+    assert {d["created_at"] for d in definitions} == {repaired["created_at"]}
     assert stale["created_at"] < repaired["created_at"] < w.snapshot["created_at"]
     expected = {**repaired_members, owner: "member", new_owner: "owner"}
     assert_live_list(reader, cid, w.snapshot, key.pubkey, expected)

@@ -15,7 +15,15 @@ happens. What must happen is one of:
 
 In every case the database is byte-for-byte what it was before: the row count and the md5 of
 the ordered content of every table in buzz_private, the identity sequences, the transaction
-scratch tables (empty), and the live list of every community.
+scratch tables (empty), the live list, role definitions (33534) and role deletions (kind 5) of
+every community; and member_list_drift() stays empty.
+
+The role paths of SPEC section 6 (define_role, delete_role, assign_role, unassign_role and the
+reads role_definitions, role_deletions) get the same treatment: malformed role ids (uppercase,
+look-alike Unicode, control characters, 65 characters...) are BZIRL and never lower-cased; a
+label, description or color out of range is 22023; an order past the integer bounds is
+PostgreSQL's 22003 (at the bounds it is data, stored verbatim). A well-formed role id the call
+does not accept (a base role, one the community has not defined) is BZIRL too, with a HINT.
 
 Strings shaped like SQL injection go into every text argument. Where the argument is free data
 (``p_added_by``/``p_created_by`` labels, ``p_policy_version``, ``p_note``) they are legitimate
@@ -55,7 +63,7 @@ from fixtures_membership import expected_tags, new_pubkey
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
-from buzz_signer.nostr import verify_event
+from buzz_signer.nostr import KIND_ROLE, verify_event
 from buzz_signer.signer import PreparedEvent, Signer
 
 # How many hostile inputs were tried, by what happened (printed by the last test).
@@ -83,6 +91,11 @@ class S(enum.Enum):
     NEWHOST = "a free host"
     HOST = "the host of C"
     KELVIN_HOST = "the host of C with its leading k as U+212A KELVIN SIGN"
+    NEWROLE = "a well-formed role id that no community defines"
+    ROLE_HELD = "a defined role of C that MEMBER holds"
+    ROLE_FREE = "a defined role of C that nobody holds"
+    ROLE_GONE = "a role of C defined, then deleted (its kind 5 is live)"
+    ROLE_C2 = "a role defined in C2 only"
 
 
 CLIENT = "client-side"
@@ -169,6 +182,26 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "unarchive_community": [("p_community", "uuid", S.Z)],
     "delete_community": [("p_community", "uuid", S.C)],
     "rotate_relay_key": [("p_new_pubkey", "text", S.NEWPK), ("p_limit", "integer", None)],
+    # Role writes (SPEC section 6). The valid define_role values are ROLE_HELD's definition.
+    "define_role": [
+        ("p_community", "uuid", S.C),
+        ("p_role", "text", S.NEWROLE),
+        ("p_label", "text", "Moderators"),
+        ("p_description", "text", "Keeps the peace"),
+        ("p_color", "integer", 120),
+        ("p_order", "integer", 5),
+    ],
+    "delete_role": [("p_community", "uuid", S.C), ("p_role", "text", S.ROLE_HELD)],
+    "assign_role": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_role", "text", S.ROLE_FREE),
+    ],
+    "unassign_role": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_role", "text", S.ROLE_HELD),
+    ],
     # The two-phase list write
     "prepare_membership_events": [("p_relay_pubkey", "text", S.RELAY)],
     "insert_signed_events": [("p_ids", "text[]", []), ("p_sigs", "text[]", [])],
@@ -179,6 +212,8 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "member_list": [("p_community", "uuid", S.C)],
     "membership_events": [("p_community", "uuid", S.C), ("p_since", "bigint", 0)],
     "member_list_drift": [("p_community", "uuid", S.C)],
+    "role_definitions": [("p_community", "uuid", S.C)],
+    "role_deletions": [("p_community", "uuid", S.C)],
 }
 
 H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
@@ -310,6 +345,73 @@ GOOD_LABELS: list[tuple[str, str]] = [
 ]
 
 
+# Role ids (SPEC section 6: 1-64 of [a-z0-9_-], taken as given): BZIRL. Uppercase and
+# Unicode that lower-cases or normalizes to a valid id included: nothing is folded.
+BAD_ROLE_IDS: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("65-chars", "r" * 65),
+    ("huge-100k", "r" * HUGE),
+    ("capitalised", "Moderator"),
+    ("uppercase", "MODERATOR"),
+    ("uppercase-base", "ADMIN"),
+    ("leading-space", " moderator"),
+    ("trailing-space", "moderator "),
+    ("inner-space", "mod erator"),
+    ("trailing-newline", "moderator\n"),
+    ("leading-newline", "\nmoderator"),
+    ("tab", "\tmoderator"),
+    ("control", "mod\x01"),
+    ("escape", "\x1b[31m"),
+    ("del", "mod\x7f"),
+    ("c1-nel", "mod\x85"),
+    ("dot", "mod.erator"),
+    ("colon", "33534:role"),  # the separator of the kind 5's "a" address
+    ("slash", "mod/erator"),
+    ("plus", "mod+erator"),
+    ("quote", 'mod"erator'),
+    ("non-ascii", "m\u00e9mber"),
+    ("combining-accent", "me\u0301mber"),
+    ("fullwidth", "\uff4d\uff4f\uff44"),
+    ("kelvin-sign", "\u212aeeper"),  # lower-cases to "keeper"
+    ("dotless-i", "adm\u0131n"),  # upper-cases to "ADMIN"
+    ("cyrillic-a", "\u0430dmin"),
+    ("zero-width-space", "mod\u200berator"),
+    ("arabic-indic-digits", "\u0660\u0661"),
+    ("emoji", "\U0001f642"),
+    ("list", "admin,member"),
+    *INJECTIONS,
+]
+BASE_ROLES = [("owner", "owner"), ("admin", "admin"), ("member", "member")]
+
+BAD_ROLE_LABELS: list[tuple[str, Any]] = [  # define_role.p_label: 22023
+    ("NULL", None),
+    ("empty", ""),
+    ("65-chars", "x" * 65),
+    ("65-emoji", "\U0001f642" * 65),
+    ("huge-100k", "x" * HUGE),
+    ("newline", "a\nb"),
+    ("carriage-return", "a\rb"),
+    ("tab", "\t"),
+    ("only-control", "\x01"),
+    ("escape", "\x1b[31m"),
+    ("del", "label\x7f"),
+    ("c1-nel", "label\x85"),
+    ("c1-csi", "\x9b31m"),
+]
+BAD_DESCRIPTIONS: list[tuple[str, Any]] = [  # define_role.p_description: 22023
+    ("501-chars", "d" * 501),
+    ("501-emoji", "\U0001f642" * 501),
+    ("huge-100k", "d" * HUGE),
+    ("newline", "line one\nline two"),
+    ("tab", "a\tb"),
+    ("escape", "\x1b[31m"),
+    ("del", "text\x7f"),
+    ("c1-nel", "text\x85"),
+]
+INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
+
+
 def _cases() -> list[Case]:
     cases: list[Case] = []
 
@@ -367,6 +469,57 @@ def _cases() -> list[Case]:
     add("remove_relay_member_if_role", "p_role", BAD_ROLES, "BZIRL")
     nul("remove_relay_member_if_role", "p_role", "member\x00")
 
+    # Role ids (SPEC section 6). define_role accepts the base roles; the others take defined
+    # roles only.
+    for f in ("define_role", "delete_role", "assign_role", "unassign_role"):
+        add(f, "p_role", BAD_ROLE_IDS, "BZIRL")
+        nul(f, "p_role", "moderator\x00")
+    for f in ("delete_role", "assign_role", "unassign_role"):
+        for label, value in BASE_ROLES:
+            cases.append(Case(f, "p_role", f"base-{label}", value, "BZIRL"))
+    # Well-formed ids the community has not defined (any more): assign refuses them (after
+    # any argument error, before the member outcome); the others answer that nothing changed.
+    undefined = [
+        ("undefined", S.NEWROLE),
+        ("deleted", S.ROLE_GONE),
+        ("other-community", S.ROLE_C2),
+    ]
+    for label, value in undefined:
+        cases.append(Case("assign_role", "p_role", label, value, "BZIRL"))
+    add("delete_role", "p_role", undefined, Noop([("not_found",)]))
+    add(
+        "unassign_role",
+        "p_role",
+        [*undefined, ("not-held", S.ROLE_FREE)],
+        Noop([("not_assigned",)]),
+    )
+    add("assign_role", "p_role", [("already-held", S.ROLE_HELD)], Noop([("already_assigned",)]))
+    add("assign_role", "p_pubkey", [("not-a-member", S.NEWPK)], Noop([("not_member",)]))
+    add("unassign_role", "p_pubkey", [("not-a-member", S.NEWPK)], Noop([("not_member",)]))
+    add("define_role", "p_role", [("same-definition", S.ROLE_HELD)], Noop([("unchanged",)]))
+
+    # Role definitions: label, description, color out of range (22023); order and color past
+    # the integer type, or not numbers at all, are refused by PostgreSQL's own casts.
+    add("define_role", "p_label", BAD_ROLE_LABELS, "22023")
+    nul("define_role", "p_label", "label\x00")
+    add("define_role", "p_description", BAD_DESCRIPTIONS, "22023")
+    nul("define_role", "p_description", "text\x00")
+    add(
+        "define_role",
+        "p_color",
+        [("361", 361), ("-1", -1), ("int-max", INT_MAX), ("int-min", INT_MIN)],
+        "22023",
+    )
+    for arg in ("p_color", "p_order"):
+        for label, value in [
+            ("int-max+1", INT_MAX + 1),
+            ("int-min-1", INT_MIN - 1),
+            ("2^63", 2**63),
+        ]:
+            cases.append(Case("define_role", arg, label, value, "22003", echo_ok=True))
+        for label, value in [("word", "twelve"), ("decimal", "1.5"), ("empty", "")]:
+            cases.append(Case("define_role", arg, label, value, "22P02", echo_ok=True))
+
     # Hosts: malformed for create_community; simply no community for the read.
     add("create_community", "p_host", BAD_HOSTS, "BZHST")
     nul("create_community", "p_host", "evil.example.net\x00")
@@ -389,6 +542,10 @@ def _cases() -> list[Case]:
         "transfer_ownership",
         "allowlist_add",
         "backfill_from_allowlist",
+        "define_role",
+        "delete_role",
+        "assign_role",
+        "unassign_role",
     ]
     missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
     not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
@@ -416,6 +573,8 @@ def _cases() -> list[Case]:
     add("membership_events", "p_community", missing, Noop([]))
     add("member_list_drift", "p_community", missing[1:], Noop([]))
     add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
+    add("role_definitions", "p_community", missing, Noop([]))
+    add("role_deletions", "p_community", missing, Noop([]))
     for f, sig in SIGNATURES.items():
         for a, t, _ in sig:
             if t == "uuid":
@@ -581,10 +740,25 @@ def world(hostile_db: str) -> Iterator[World]:
         c2 = c2.details["community_id"]
         invite2 = m.create_relay_invite(c2, owner)
         committed = m.add_relay_member(c2, new_pubkey())
+        # Roles: ROLE_HELD (the valid define_role values) held by MEMBER, ROLE_FREE held by
+        # nobody, ROLE_GONE deleted (its kind 5 live), ROLE_C2 defined in C2 only.
+        define = {n: v for n, _, v in SIGNATURES["define_role"][2:]}
+        assert m.define_role(c, "moderator", *define.values()).outcome == "defined"
+        assert m.assign_role(c, member, "moderator").outcome == "assigned"
+        assert m.define_role(c, "helper", "Helpers", None, 0, INT_MIN).outcome == "defined"
+        assert m.assign_role(c, admin, "helper").outcome == "assigned"  # and then not
+        assert m.unassign_role(c, admin, "helper").outcome == "unassigned"
+        assert m.define_role(c, "retired", "Retired").outcome == "defined"
+        assert m.assign_role(c, admin, "retired").outcome == "assigned"
+        assert m.delete_role(c, "retired").outcome == "deleted"
+        assert m.define_role(c2, "c2-only", "Only in C2", None, 360, INT_MAX).outcome == "defined"
         z = m.create_community(f"z-{secrets.token_hex(4)}.hostile.example.org", new_pubkey())
         z = z.details["community_id"]
         m.add_relay_member(z, new_pubkey())
+        m.define_role(z, "moderator", "Moderators")
+        m.assign_role(z, m.relay_members(z)[0].pubkey, "moderator")
         assert m.archive_community(z) == "archived"
+        assert m.member_list_drift() == []
     values = {
         S.C: c,
         S.C2: c2,
@@ -601,6 +775,10 @@ def world(hostile_db: str) -> Iterator[World]:
         S.INVITE2: invite2.invite_id,
         S.HOST: host,
         S.KELVIN_HOST: "\u212a" + host[1:],
+        S.ROLE_HELD: "moderator",
+        S.ROLE_FREE: "helper",
+        S.ROLE_GONE: "retired",
+        S.ROLE_C2: "c2-only",
     }
     yield World(
         hostile_db,
@@ -633,9 +811,17 @@ def conn_rolled_back(hc: psycopg.Connection) -> Iterator[psycopg.Connection]:
     hc.rollback()
 
 
+def new_role_id() -> str:
+    return f"r-{secrets.token_hex(6)}"
+
+
 def resolve(value: Any, w: World) -> Any:
     if isinstance(value, S):
-        return new_pubkey() if value is S.NEWPK else _resolve_fixed(value, w)
+        if value is S.NEWPK:
+            return new_pubkey()
+        if value is S.NEWROLE:
+            return new_role_id()
+        return _resolve_fixed(value, w)
     if isinstance(value, list):
         return [resolve(v, w) for v in value]
     return value
@@ -707,7 +893,9 @@ def snapshot(su: psycopg.Connection) -> dict[str, Any]:
         for s in sequences
     ]
     lists = su.execute(
-        "SELECT c.community_id, buzz.member_list(c.community_id)::text"
+        "SELECT c.community_id, buzz.member_list(c.community_id)::text,"
+        " ARRAY(SELECT d::text FROM buzz.role_definitions(c.community_id) d),"
+        " ARRAY(SELECT d::text FROM buzz.role_deletions(c.community_id) d)"
         " FROM buzz_private.communities c ORDER BY c.community_id"
     ).fetchall()
     return {
@@ -787,6 +975,7 @@ def test_hostile_input(case: Case, world: World, su, conn_rolled_back) -> None:
         check_error(info.value, case, sent)
         TRIED[f"rejected ({case.expect})"] += 1
     assert snapshot(su) == before
+    assert su.execute("SELECT * FROM buzz.member_list_drift()").fetchall() == []
 
 
 # Stored verbatim: labels, policy versions and notes are data.
@@ -804,12 +993,41 @@ STORED_ARGS = {
     " FROM buzz_private.policy_acceptances WHERE community_id = %(c)s AND pubkey = %(pk)s",
     "allowlist_add.p_note": "SELECT note FROM buzz_private.relay_allowlist"
     " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    # Role definitions are data too, and each lands in its signed 33534 as given (below).
+    "define_role.p_label": "SELECT label FROM buzz_private.roles"
+    " WHERE community_id = %(c)s AND role_id = %(role)s",
+    "define_role.p_description": "SELECT description FROM buzz_private.roles"
+    " WHERE community_id = %(c)s AND role_id = %(role)s",
+    "define_role.p_color": "SELECT color FROM buzz_private.roles"
+    " WHERE community_id = %(c)s AND role_id = %(role)s",
+    "define_role.p_order": "SELECT sort_order FROM buzz_private.roles"
+    " WHERE community_id = %(c)s AND role_id = %(role)s",
+}
+ROLE_TAGS = {  # the 33534 tag of each define_role argument
+    "p_label": "label",
+    "p_description": "description",
+    "p_color": "color",
+    "p_order": "order",
+}
+ROLE_STORED: dict[str, list[tuple[str, Any]]] = {
+    "define_role.p_label": [*GOOD_LABELS, ("1-char", "x"), ("spaces-only", "   ")],
+    "define_role.p_description": [
+        *GOOD_LABELS,
+        ("empty", ""),
+        ("500-chars", "d" * 500),
+        ("500-emoji", "\U0001f642" * 500),
+        ("json-escapes", '"quoted" \\ back\u2028slash\u2029'),
+    ],
+    "define_role.p_color": [("0", 0), ("360", 360), ("NULL", None)],
+    "define_role.p_order": [("int-max", INT_MAX), ("int-min", INT_MIN), ("0", 0), ("-1", -1)],
 }
 NOTES_TOO = [("newline-tab", "line one\nline\ttwo"), ("escape", "\x1b[31m"), ("1000", "n" * 1000)]
 STORED = [
     (target, label, value)
     for target in STORED_ARGS
-    for label, value in GOOD_LABELS + (NOTES_TOO if target.endswith("p_note") else [])
+    for label, value in ROLE_STORED.get(
+        target, GOOD_LABELS + (NOTES_TOO if target.endswith("p_note") else [])
+    )
 ]
 # A pubkey given as the actor is a pubkey: stored lowercased, not verbatim.
 STORED += [("add_relay_member.p_added_by", "uppercase-pubkey", H.upper())]
@@ -830,6 +1048,7 @@ STORED_DELTAS = {
         "policy_acceptances": 1,
     },
     "allowlist_add.p_note": {"relay_allowlist": 1},
+    **{target: {"roles": 1, "role_events": 1} for target in ROLE_STORED},
 }
 
 
@@ -845,11 +1064,18 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
         c = m.create_community(f"s-{secrets.token_hex(6)}.hostile.example.org", new_pubkey())
         c = c.details["community_id"]
         code = m.create_relay_invite(c, "stored", max_uses=None).code
-    pk, pk2 = new_pubkey(), new_pubkey()
+    pk, pk2, role = new_pubkey(), new_pubkey(), new_role_id()
     before = snapshot(su)
     before_list = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
-    params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2]}
-    mine = {"p_community": c, "p_code": code, "p_pubkey": pk, "p_pubkeys": [pk, pk2]}
+    params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2], "role": role}
+    mine = {
+        "p_community": c,
+        "p_code": code,
+        "p_pubkey": pk,
+        "p_pubkeys": [pk, pk2],
+    }
+    if func == "define_role":
+        mine["p_role"] = role
     args = [
         (n, t, mine.get(n, v))
         for n, t, v in args_for(Case(func, arg, label, value, "stored"), world)
@@ -862,6 +1088,7 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
         "add_relay_members": [(2,)],
         "claim_relay_membership": [("joined",)],
         "allowlist_add": [("added",)],
+        "define_role": [("defined",)],
     }.get(func, rows)
     if func == "claim_relay_invite":  # the unlimited invite: one more use, none remaining
         expected_rows = [("joined", rows[0][1], None)]
@@ -885,9 +1112,22 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
     assert verify_event(live)
     if "relay_members" in expected_delta:
         assert events[0] == live and live["created_at"] > before_list["created_at"]
+    elif func == "define_role":
+        # No list; the role's one 33534, live, verifying, with the value in its tag as given.
+        assert live == before_list
+        [definition] = events
+        assert definition["kind"] == KIND_ROLE and verify_event(definition)
+        defs = [r[0] for r in su.execute("SELECT buzz.role_definitions(%s)", (c,))]
+        assert definition in defs
+        assert definition["tags"][:2] == [["-"], ["d", role]]
+        fields = dict(t for t in definition["tags"][2:])
+        want_tag = None if value is None else str(value)
+        assert fields.get(ROLE_TAGS[arg]) == want_tag, definition["tags"]
     else:
         assert events == [] and live == before_list
-    assert su.execute("SELECT * FROM buzz.member_list_drift()").fetchall() == []
+    # This community's (the whole database's, which grows by a community a case, once, at
+    # the end: test_zy_no_drift_anywhere).
+    assert su.execute("SELECT * FROM buzz.member_list_drift(%s)", (c,)).fetchall() == []
 
 
 # The second phase: signatures of the wrong shape, ids that are not this transaction's.
@@ -1120,6 +1360,12 @@ def test_cases_cover_every_function_and_argument(su) -> None:
         injected.add(("insert_signed_events", "p_sigs"))
     text_args = {(f, n) for f, n, t in signatures if t in {"text", "text[]", "uuid"}}
     assert text_args <= injected, text_args - injected
+
+
+def test_zy_no_drift_anywhere(su) -> None:
+    """After every case of the module: every live list and role event of every community
+    agrees with the stored members and roles, and verifies."""
+    assert su.execute("SELECT * FROM buzz.member_list_drift()").fetchall() == []
 
 
 def test_zz_report(capsys) -> None:

@@ -3,15 +3,25 @@ run every write path of SPEC section 3 against a few communities for a bounded t
 archive, unarchive, delete (and re-creation) and key rotation, while a separate connection
 LISTENs to buzz_membership.
 
+The role paths of SPEC section 6 mix in: define_role (a small pool of role ids shared by all
+sessions, base roles included, with labels and the other fields changing), delete_role,
+assign_role and unassign_role of pooled pubkeys, and a transaction that defines a role, gives
+it and adds a member at once.
+
 Afterwards: no deadlock (40P01), no serialization failure (40001) and no unexpected error;
 member_list_drift() is empty; every live list verifies, is signed by the current relay key and
-names exactly relay_members; and, in the NOTIFY stream (delivered in commit order), created_at
-strictly increases per community, ids never repeat per community, the stream holds exactly the
-lists the sessions saw commit, and its last list per community is the live one.
+names exactly relay_members, each member tag with exactly the defined roles relay_members
+reports; every role held is defined, every defined role has its live 33534 (signed by the
+current key) and no deletion, and every live 33534 and kind 5 verifies. In the NOTIFY stream
+(delivered in commit order): created_at never decreases per community and strictly increases
+from list to list, ids never repeat per community, the stream holds exactly the lists, 33534s
+and kind 5s the sessions saw commit, its last list per community is the live one and its last
+role event per role the live definition or deletion.
 
 Retried, and counted: BZLAG (the lead bound), 55P03 (lock timeout) and BZKEY (a session still
 signing with the key a rotation just replaced). BZARC and BZNCM are outcomes of racing an
-archive or a deletion, counted as such.
+archive or a deletion, counted as such; so is BZIRL, for assign_role only, when the role it
+gives is not defined (never defined, or deleted by a racing session).
 
 BUZZ_STRESS_SECONDS (default 20) bounds the run, BUZZ_STRESS_SESSIONS (default 5) sets the
 number of sessions, BUZZ_STRESS_SEED seeds the sessions' random choices (thread timing
@@ -43,12 +53,12 @@ import psycopg
 import pytest
 
 pytest.register_assert_rewrite("fixtures_membership")
-from fixtures_membership import expected_tags, members_of, new_pubkey
+from fixtures_membership import new_pubkey
 
 from buzz_signer.errors import BuzzError
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Invite, Membership, MembershipTransaction
-from buzz_signer.nostr import KIND_MEMBERSHIP_LIST, verify_event
+from buzz_signer.nostr import KIND_DELETION, KIND_MEMBERSHIP_LIST, KIND_ROLE, verify_event
 from buzz_signer.signer import Signer
 
 pytest_plugins = ("fixtures_membership",)
@@ -66,6 +76,11 @@ SHARED_BATCH = 40  # at most this many shared pubkeys (owners included) in one b
 MAX_LEAD_SECONDS = 100_000_000
 RETRIED = frozenset({"BZLAG", "55P03", "BZKEY"})
 OUTCOMES = frozenset({"BZARC", "BZNCM"})
+# Role ids the role paths share (few, so that sessions race on the same roles), and the base
+# roles, which define_role may redefine.
+ROLE_IDS = ("mod", "helper", "vip", "bot-ops", "elder_1")
+BASE_ROLES = ("owner", "admin", "member")
+LABELS = ("Moderators", "Helpers", "Very important", "Bots", "Elders", "\u00c4ltere \u2603")
 FATAL = frozenset({"40P01", "40001"})
 MAX_ATTEMPTS = 200
 
@@ -75,6 +90,7 @@ class PathStats:
     started: int = 0
     committed: int = 0
     lists: int = 0
+    role_events: int = 0  # 33534s and kind 5s committed
     outcomes: Counter = field(default_factory=Counter)
     retries: Counter = field(default_factory=Counter)
     errors: Counter = field(default_factory=Counter)
@@ -83,6 +99,7 @@ class PathStats:
         self.started += other.started
         self.committed += other.committed
         self.lists += other.lists
+        self.role_events += other.role_events
         self.outcomes += other.outcomes
         self.retries += other.retries
         self.errors += other.errors
@@ -114,6 +131,9 @@ class Session:
         self.m = Membership.connect(url, world.key)
         self.stats: dict[str, PathStats] = defaultdict(PathStats)
         self.committed_lists: list[tuple[str, str, int]] = []  # (community, id, created_at)
+        # The committed 33534s and kind 5s: (id, kind, created_at), and each event by id.
+        self.committed_role_events: list[tuple[str, int, int]] = []
+        self.role_events: dict[str, dict[str, Any]] = {}
         self.fatal: list[str] = []
         self.unexpected: list[str] = []
         self._path = ""
@@ -132,8 +152,13 @@ class Session:
         for community, ev in tx.lists.items():
             assert ev["kind"] == KIND_MEMBERSHIP_LIST
             self.committed_lists.append((community, ev["id"], ev["created_at"]))
+        roles = [ev for ev in tx.events if ev["kind"] in (KIND_ROLE, KIND_DELETION)]
+        for ev in roles:
+            self.committed_role_events.append((ev["id"], ev["kind"], ev["created_at"]))
+            self.role_events[ev["id"]] = ev
         self.stats[self._path].committed += 1
         self.stats[self._path].lists += len(tx.lists)
+        self.stats[self._path].role_events += len(roles)
         return answer
 
     def run(self, name: str, path: Callable[[Session], Any]) -> None:
@@ -350,6 +375,60 @@ def two_communities(s: Session) -> Any:
     return s.write(both)
 
 
+def _role_definition(s: Session) -> tuple[str, str | None, int | None, int | None]:
+    """A label and the other fields, from few enough choices that some repeat (unchanged)."""
+    label = s.rng.choice(LABELS)
+    description = s.rng.choice([None, None, "Keeps the peace", '"quoted" \\ d\u00e9j\u00e0'])
+    color = s.rng.choice([None, 0, 120, 360])
+    order = s.rng.choice([None, 0, 7, -(2**31), 2**31 - 1])
+    return label, description, color, order
+
+
+def define_role(s: Session) -> Any:
+    cid = s.cid(s.slot())
+    role = s.rng.choice(BASE_ROLES) if s.rng.random() < 0.15 else s.rng.choice(ROLE_IDS)
+    fields = _role_definition(s)
+    return s.write(lambda tx: tx.define_role(cid, role, *fields))
+
+
+def delete_role(s: Session) -> Any:
+    cid, role = s.cid(s.slot()), s.rng.choice(ROLE_IDS)
+    return s.write(lambda tx: tx.delete_role(cid, role))
+
+
+def assign_role(s: Session) -> Any:
+    cid, pk, role = s.cid(s.slot()), shared_pubkey(s), s.rng.choice(ROLE_IDS)
+    try:
+        return s.write(lambda tx: tx.assign_role(cid, pk, role))
+    except BuzzError as exc:
+        if exc.sqlstate != "BZIRL":
+            raise
+        return "BZIRL (undefined)"  # not defined, or deleted by a racing session
+
+
+def unassign_role(s: Session) -> Any:
+    cid, pk, role = s.cid(s.slot()), shared_pubkey(s), s.rng.choice(ROLE_IDS)
+    if s.rng.random() < 0.6:  # mostly a role someone holds (as read a moment ago)
+        holders = [(m.pubkey, r) for m in s.m.relay_members(cid) for r in m.roles]
+        if holders:
+            pk, role = s.rng.choice(holders)
+    return s.write(lambda tx: tx.unassign_role(cid, pk, role))
+
+
+def define_assign_add(s: Session) -> Any:
+    """One transaction: define a role, give it to a pooled pubkey, add a fresh member."""
+    cid, pk, role = s.cid(s.slot()), shared_pubkey(s), s.rng.choice(ROLE_IDS)
+    fields = _role_definition(s)
+
+    def together(tx: MembershipTransaction) -> str:
+        defined = tx.define_role(cid, role, *fields)
+        given = tx.assign_role(cid, pk, role)
+        added = tx.add_relay_member(cid, new_pubkey(), "member", "stress")
+        return f"{defined}+{given}+{added}"
+
+    return s.write(together)
+
+
 PATHS: dict[str, tuple[Callable[[Session], Any], float]] = {
     "add_relay_member": (add_member, 8),
     "add_relay_members (shared)": (add_members_shared, 4),
@@ -372,6 +451,11 @@ PATHS: dict[str, tuple[Callable[[Session], Any], float]] = {
     "create_community": (create_existing, 0.5),
     "rotate_relay_key": (rotate, 0.1),
     "two communities in one tx": (two_communities, 2),
+    "define_role": (define_role, 6),
+    "delete_role": (delete_role, 1.5),
+    "assign_role": (assign_role, 6),
+    "unassign_role": (unassign_role, 3),
+    "define+assign+add in one tx": (define_assign_add, 1.5),
 }
 
 
@@ -429,16 +513,20 @@ def summary(stats: dict[str, PathStats], seconds: float, world: World) -> str:
             f"stress: {SESSIONS} sessions, {COMMUNITIES} communities, {seconds:.1f} s,"
             f" seed {SEED}, max_list_lead_seconds raised to {MAX_LEAD_SECONDS}"
         ),
-        f"{'path':<30} {'calls':>6} {'commits':>7} {'lists':>6}  outcomes | retries | errors",
+        (
+            f"{'path':<30} {'calls':>6} {'commits':>7} {'lists':>6} {'roles':>5}"
+            "  outcomes | retries | errors"
+        ),
     ]
     for name in PATHS:
         st = stats.get(name, PathStats())
         lines.append(
-            f"{name:<30} {st.started:>6} {st.committed:>7} {st.lists:>6}  {words(st.outcomes)}"
-            f" | {words(st.retries)} | {words(st.errors)}"
+            f"{name:<30} {st.started:>6} {st.committed:>7} {st.lists:>6} {st.role_events:>5}"
+            f"  {words(st.outcomes)} | {words(st.retries)} | {words(st.errors)}"
         )
     lines.append(
         f"{'total':<30} {total.started:>6} {total.committed:>7} {total.lists:>6}"
+        f" {total.role_events:>5}"
         f"  retries: {words(total.retries)}; errors: {words(total.errors)};"
         f" {total.committed / seconds:.0f} commits/s; {world.rotations} rotation rounds"
     )
@@ -472,7 +560,9 @@ def test_stress_every_write_path(db_url, reader, su, capsys):
     still_running = [t.name for t in threads if t.is_alive()]
 
     committed = [entry for s in sessions for entry in s.committed_lists]
-    listener.wait_for(len(committed))
+    committed_roles = [entry for s in sessions for entry in s.committed_role_events]
+    role_events = {i: ev for s in sessions for i, ev in s.role_events.items()}
+    listener.wait_for(len(committed) + len(committed_roles))
     listener.stop()
     for s in sessions:
         s.close()
@@ -494,33 +584,104 @@ def test_stress_every_write_path(db_url, reader, su, capsys):
         pytest.fail(f"{len(unexpected)} unexpected errors:\n" + "\n".join(unexpected[:20]))
     assert all(stats[name].started for name in PATHS)
 
-    # The database: every live list exact, verified, signed by the current key.
+    # The database: every live list exact, verified, signed by the current key, its member
+    # tags naming exactly the defined roles relay_members reports.
     assert reader.member_list_drift() == []
     communities = [r[0] for r in su.execute("SELECT community_id FROM buzz_private.communities")]
     assert sorted(communities) == sorted(world.ids)
     live = {}
+    live_roles: dict[tuple[str, str], dict[str, Any]] = {}  # (community, role id) -> 33534 or 5
+    held_roles = 0
     for cid in communities:
         ev = reader.member_list(cid)
         assert ev is not None, cid
         assert verify_event(ev), ev
         assert ev["pubkey"] == world.key.pubkey
-        assert ev["tags"] == expected_tags(members_of(reader, cid))
+        members = reader.relay_members(cid)
+        assert ev["tags"] == [["-"]] + [["member", m.pubkey, m.role, *m.roles] for m in members]
         live[str(cid)] = ev
 
-    # The NOTIFY stream, in commit order: exactly the committed lists; per community
-    # strictly increasing created_at and no repeated id; the last one is the live one.
+        # Roles: what is defined has its live 33534 (by the current key) and no deletion; what
+        # is held is defined; every 33534 and kind 5 verifies.
+        defined = {
+            r[0]: r[1:]
+            for r in su.execute(
+                "SELECT role_id, label, description, color, sort_order FROM buzz_private.roles"
+                " WHERE community_id = %s",
+                (cid,),
+            )
+        }
+        assert set(BASE_ROLES) <= set(defined), defined
+        definitions = reader.role_definitions(cid)
+        by_role = {d["tags"][1][1]: d for d in definitions}
+        assert len(by_role) == len(definitions)
+        assert set(by_role) == set(defined)
+        for role, d in by_role.items():
+            assert verify_event(d), d
+            assert d["kind"] == KIND_ROLE and d["pubkey"] == world.key.pubkey
+            label, description, color, order = defined[role]
+            fields = {"label": label, "description": description, "color": color, "order": order}
+            want = [
+                [k, str(v) if isinstance(v, int) else v] for k, v in fields.items() if v is not None
+            ]
+            assert d["tags"] == [["-"], ["d", role], *want], (d, defined[role])
+            live_roles[(str(cid), role)] = d
+        for deletion in reader.role_deletions(cid):
+            assert verify_event(deletion), deletion
+            assert deletion["kind"] == KIND_DELETION
+            minus, (a, address), k = deletion["tags"]
+            kind, pubkey, role = address.split(":")
+            assert (minus, a, k, kind) == (["-"], "a", ["k", str(KIND_ROLE)], str(KIND_ROLE))
+            assert pubkey == deletion["pubkey"]  # deletes the 33534 that key signed
+            assert role not in defined, deletion
+            live_roles[(str(cid), role)] = deletion
+        for m in members:
+            assert set(m.roles) <= set(defined) - set(BASE_ROLES), m
+            assert m.roles == sorted(m.roles), m
+            held_roles += len(m.roles)
+    with capsys.disabled():
+        print(f"at the end: {held_roles} defined roles held, {len(live_roles)} role events live")
+
+    # The NOTIFY stream, in commit order: exactly the committed lists, 33534s and kind 5s;
+    # per community created_at never decreases (a transaction's events share one) and
+    # strictly increases from list to list; no id repeats; the last list is the live one,
+    # and the last event of each role its live definition or deletion.
     notes = listener.payloads
-    assert sorted((p["community_id"], p["id"], p["created_at"]) for p in notes) == sorted(committed)
-    assert all(p["kind"] == KIND_MEMBERSHIP_LIST for p in notes)
+    note_lists = [p for p in notes if p["kind"] == KIND_MEMBERSHIP_LIST]
+    note_roles = [p for p in notes if p["kind"] != KIND_MEMBERSHIP_LIST]
+    assert sorted((p["community_id"], p["id"], p["created_at"]) for p in note_lists) == sorted(
+        committed
+    )
+    assert sorted((p["id"], p["kind"], p["created_at"]) for p in note_roles) == sorted(
+        committed_roles
+    )
+    assert {p["kind"] for p in note_roles} <= {KIND_ROLE, KIND_DELETION}
     by_community: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in notes:
         by_community[p["community_id"]].append(p)
     for community, seq in by_community.items():
         times = [p["created_at"] for p in seq]
-        assert all(a < b for a, b in itertools.pairwise(times)), (community, times)
+        assert all(a <= b for a, b in itertools.pairwise(times)), (community, times)
+        list_times = [p["created_at"] for p in seq if p["kind"] == KIND_MEMBERSHIP_LIST]
+        assert all(a < b for a, b in itertools.pairwise(list_times)), (community, list_times)
         assert len({p["id"] for p in seq}) == len(seq)
-        if community in live:
-            assert (seq[-1]["id"], seq[-1]["created_at"]) == (
-                live[community]["id"],
-                live[community]["created_at"],
-            )
+        if community not in live:
+            continue
+        last_list = [p for p in seq if p["kind"] == KIND_MEMBERSHIP_LIST][-1]
+        assert (last_list["id"], last_list["created_at"]) == (
+            live[community]["id"],
+            live[community]["created_at"],
+        )
+        last_by_role: dict[str, dict[str, Any]] = {}
+        for p in seq:
+            if p["kind"] == KIND_ROLE:
+                last_by_role[role_events[p["id"]]["tags"][1][1]] = p
+            elif p["kind"] == KIND_DELETION:
+                last_by_role[role_events[p["id"]]["tags"][1][1].rsplit(":", 1)[1]] = p
+        for role, p in last_by_role.items():
+            ev = live_roles[(community, role)]
+            assert (p["id"], p["kind"], p["created_at"]) == (
+                ev["id"],
+                ev["kind"],
+                ev["created_at"],
+            ), (community, role)

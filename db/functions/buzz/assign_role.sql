@@ -21,7 +21,7 @@ BEGIN
     WHERE r.community_id = p_community AND r.role_id = v_role
     FOR KEY SHARE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'community % has no role %', p_community, v_role
+        RAISE EXCEPTION 'p_role names no role that community % defines', p_community
             USING ERRCODE = 'BZIRL', HINT = 'Define it first with buzz.define_role.';
     END IF;
     UPDATE buzz_private.relay_members m

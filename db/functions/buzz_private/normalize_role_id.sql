@@ -14,7 +14,7 @@ BEGIN
             USING ERRCODE = 'BZIRL';
     END IF;
     IF NOT p_base AND p_role IN ('owner', 'admin', 'member') THEN
-        RAISE EXCEPTION '% is a base role; this function takes defined roles only', p_role
+        RAISE EXCEPTION 'p_role must be a defined role, not a base role (owner, admin, member)'
             USING ERRCODE = 'BZIRL',
                   HINT = 'Base roles change with update_relay_member_role or transfer_ownership.';
     END IF;

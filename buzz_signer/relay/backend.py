@@ -22,14 +22,25 @@ from ..membership import AsyncMembership, InviteRecord, Member
 from .filters import WireEvent
 from .protocol import Community
 
-# One statement, so one snapshot: the live list and the 8000/8001 events since a created_at.
-# (A list has no single-letter tags to match; an 8000/8001 has its "p", read from the small
-# event in SQL.)
+# One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
+# the role definitions (33534) and deletions (kind 5) since then. Beside each event's text,
+# the single-letter tags a filter can name: "p" of an 8000/8001 (read from the small event in
+# SQL), "d" of a 33534, "a" and "k" of a kind 5. (A list has none.)
 _EVENTS_SINCE = """
-SELECT l::text, NULL FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
+SELECT l::text, NULL, NULL, NULL, NULL
+FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
 UNION ALL
-SELECT e::text, e->'tags'->1->>1
+SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL
 FROM buzz.membership_events(%(c)s, %(since)s) e WHERE %(with_events)s
+UNION ALL
+SELECT r::text, NULL,
+       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'd' LIMIT 1),
+       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'a' LIMIT 1),
+       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'k' LIMIT 1)
+FROM (SELECT d FROM buzz.role_definitions(%(c)s) d WHERE %(with_definitions)s
+      UNION ALL
+      SELECT x FROM buzz.role_deletions(%(c)s) x WHERE %(with_deletions)s) AS roles(r)
+WHERE (r->>'created_at')::bigint >= %(since)s
 """
 # The start of every event the API returns: {"id":..,"pubkey":..,"created_at":..,"kind":..,
 _HEADER = re.compile(
@@ -37,15 +48,27 @@ _HEADER = re.compile(
 )
 
 
+_TAG_LETTERS = ("p", "d", "a", "k")
+
+
 def _wire(row: Sequence[Any]) -> WireEvent:
-    text, p = row
+    text, *letters = row
     header = _HEADER.match(text)
     if header is None:
         raise RuntimeError(
             f"the database returned an event not in NIP-01's compact form: {text[:80]!r}"
         )
     id_, pubkey, created_at, kind = header.groups()
-    return WireEvent(id_, pubkey, int(kind), int(created_at), text, {"p": (p,)} if p else {})
+    tags = {name: (value,) for name, value in zip(_TAG_LETTERS, letters) if value is not None}
+    return WireEvent(id_, pubkey, int(kind), int(created_at), text, tags)
+
+
+class _RolledBack(Exception):
+    """Raised inside a transaction to roll it back; `outcome` is what the caller answers."""
+
+    def __init__(self, outcome: str) -> None:
+        super().__init__(outcome)
+        self.outcome = outcome
 
 
 class DatabaseBackend:
@@ -63,21 +86,55 @@ class DatabaseBackend:
                 return await (await conn.execute(sql, params)).fetchall()
 
     async def events_since(
-        self, community: uuid.UUID, since: int, *, with_list: bool = True, with_events: bool = True
+        self,
+        community: uuid.UUID,
+        since: int,
+        *,
+        with_list: bool = True,
+        with_events: bool = True,
+        with_definitions: bool = True,
+        with_deletions: bool = True,
     ) -> list[WireEvent]:
-        """The live list (first) and the 8000/8001 events with created_at >= since."""
+        """In one snapshot: the live list, the 8000/8001 events (oldest first), and the live
+        role definitions (33534) and role deletions (kind 5) with created_at >= since."""
         rows = await self._rows(
             _EVENTS_SINCE,
-            {"c": community, "since": since, "with_list": with_list, "with_events": with_events},
+            {
+                "c": community,
+                "since": since,
+                "with_list": with_list,
+                "with_events": with_events,
+                "with_definitions": with_definitions,
+                "with_deletions": with_deletions,
+            },
         )
         return [_wire(r) for r in rows]
 
+    async def _only(self, community: uuid.UUID, since: int, wanted: str) -> list[WireEvent]:
+        """events_since for one part only (`wanted`: with_list, with_events, ...)."""
+        names = ("with_list", "with_events", "with_definitions", "with_deletions")
+        return await self.events_since(community, since, **{n: n == wanted for n in names})
+
     async def live_list(self, community: uuid.UUID) -> WireEvent | None:
-        events = await self.events_since(community, 0, with_events=False)
+        events = await self._only(community, 0, "with_list")
         return events[0] if events else None
 
     async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]:
-        return await self.events_since(community, since, with_list=False)
+        return await self._only(community, since, "with_events")
+
+    async def role_events(
+        self, community: uuid.UUID, since: int, *, definitions: bool, deletions: bool
+    ) -> list[WireEvent]:
+        """The live role definitions (33534) and the role deletions (kind 5) with created_at
+        >= since, each by role id, in one snapshot."""
+        return await self.events_since(
+            community,
+            since,
+            with_list=False,
+            with_events=False,
+            with_definitions=definitions,
+            with_deletions=deletions,
+        )
 
     async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None:
         rows = await self._rows(
@@ -133,6 +190,58 @@ class DatabaseBackend:
 
     async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
         return await self._membership(lambda m: m.revoke_relay_invite(community, invite_id))
+
+    async def define_role(
+        self,
+        community: uuid.UUID,
+        role: str,
+        label: str,
+        description: str | None,
+        color: int | None,
+        order: int | None,
+        *,
+        exists: bool | None = None,
+    ) -> str:
+        """define_role, in a transaction that commits only when the role existed before or
+        not as `exists` asks (None: either way).
+
+        Its outcome ('defined', 'updated', 'unchanged'), or, rolled back with nothing
+        changed: 'exists' (the role was defined already and `exists` is False) or
+        'not_found' (it was not, and `exists` is True). The outcome itself tells whether the
+        role was there, in the same transaction, so no concurrent call slips in between.
+        """
+
+        async def define(m: AsyncMembership) -> str:
+            try:
+                async with m.transaction() as tx:
+                    outcome = await tx.define_role(
+                        community, role, label, description, color, order
+                    )
+                    if exists is False and outcome != "defined":
+                        raise _RolledBack("exists")
+                    if exists is True and outcome == "defined":
+                        raise _RolledBack("not_found")
+            except _RolledBack as undone:
+                return undone.outcome
+            return outcome
+
+        return await self._membership(define)
+
+    async def delete_role(self, community: uuid.UUID, role: str) -> str:
+        write = await self._membership(lambda m: m.delete_role(community, role))
+        return write.outcome
+
+    async def assign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
+        write = await self._membership(lambda m: m.assign_role(community, pubkey, role))
+        return write.outcome
+
+    async def unassign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
+        write = await self._membership(lambda m: m.unassign_role(community, pubkey, role))
+        return write.outcome
+
+    async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]:
+        """The live signed 33534 events, by role id."""
+        return await self._membership(lambda m: m.role_definitions(community))
 
     # For the server --------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 A filter is parsed into a Filter or refused with a reason (the caller answers `CLOSED`
 `invalid: <reason>`). Matching uses only what every membership event has at hand without
 parsing its tags again: id, pubkey, kind, created_at, and the single-letter tags that a
-filter can name (`#p` of 8000/8001, `#d` of 33534).
+filter can name (`#p` of 8000/8001, `#d` of 33534, `#a` and `#k` of the kind 5 deletion of a
+33534). Another single-letter tag filter is accepted and matches nothing.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from ..nostr import is_lower_hex
 
 __all__ = ["Filter", "InvalidFilter", "WireEvent", "parse_filter"]
 
-_TAG_FILTERS = ("#p", "#d")
+_TAG_FILTERS = ("#p", "#d", "#a", "#k")
 _KNOWN = frozenset({"ids", "authors", "kinds", "since", "until", "limit", *_TAG_FILTERS})
 # Bounds that keep one filter cheap to hold and to match.
 MAX_VALUES = 1000
@@ -36,7 +37,9 @@ class WireEvent:
     """A signed event as the relay sends it: its fields to match, and its JSON text.
 
     `text` is sent verbatim (built once, whatever the number of subscribers); `tags` holds
-    the single-letter tag values filters can name, e.g. {"p": ("<pubkey>",)}.
+    the single-letter tag values filters can name, e.g. {"p": ("<pubkey>",)} for an 8000,
+    {"d": ("<role id>",)} for a 33534, {"a": ("33534:<relay>:<role id>",), "k": ("33534",)}
+    for a kind 5.
     """
 
     id: str

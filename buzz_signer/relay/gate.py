@@ -30,7 +30,13 @@ from typing import Any
 
 import aiohttp
 
-from ..nostr import KIND_INVITE, KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST, KIND_MEMBERSHIP_LIST
+from ..nostr import (
+    KIND_DELETION,
+    KIND_INVITE,
+    KIND_JOIN_REQUEST,
+    KIND_LEAVE_REQUEST,
+    KIND_MEMBERSHIP_LIST,
+)
 from .filters import WireEvent
 from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession, relay_message
 
@@ -39,7 +45,9 @@ __all__ = ["Gate", "Upstream"]
 log = logging.getLogger("buzz_relay")
 
 # What the session answers itself: the membership kinds, invites, join and leave requests.
-OWN_READ_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE})
+# Kind 5 is the upstream's (its members delete their notes with it) unless a filter names
+# only the relay key as author: the relay's own deletions of role definitions are ours.
+OWN_READ_KINDS = frozenset((SERVED_KINDS - {KIND_DELETION}) | {KIND_INVITE})
 OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST})
 CONNECT_TIMEOUT_SECONDS = 10.0
 
@@ -166,18 +174,25 @@ class Gate:
             answer += self._lose_upstream()
         return answer
 
-    @staticmethod
-    def _for_upstream(verb: str, filters: list[Any]) -> bool:
-        """A COUNT always; a REQ unless every filter names only the membership kinds."""
+    def _for_upstream(self, verb: str, filters: list[Any]) -> bool:
+        """A COUNT always; a REQ unless every filter names only the membership kinds (kind
+        5 counting as one only in a filter whose authors are the relay key alone)."""
         if verb == "COUNT":
             return True
-        return not all(
-            isinstance(f, dict)
-            and isinstance(f.get("kinds"), list)
-            and f["kinds"]
-            and all(k in OWN_READ_KINDS for k in f["kinds"])
-            for f in filters
+        return not all(self._own_filter(f) for f in filters)
+
+    def _own_filter(self, f: Any) -> bool:
+        if not (isinstance(f, dict) and isinstance(f.get("kinds"), list) and f["kinds"]):
+            return False
+        authors = f.get("authors")
+        relay_only = (
+            isinstance(authors, list)
+            and bool(authors)
+            and all(a == self.session.relay_pubkey for a in authors)
         )
+        own = OWN_READ_KINDS | {KIND_DELETION} if relay_only else OWN_READ_KINDS
+        # type() first: a list in "kinds" is not hashable (the session refuses it, invalid:).
+        return all(type(k) is int and k in own for k in f["kinds"])
 
     async def _is_member(self) -> bool:
         pubkey = self.session.pubkey

@@ -1,9 +1,12 @@
 """Live push: one `LISTEN buzz_membership` connection per process, fanned out to sessions.
 
-The database announces each list at COMMIT (`{"community_id", "id", "kind", "created_at"}`).
-For a community that has connections here, the hub reads, in one statement, the live list
-and the 8000/8001 events committed since the last ones it delivered, and hands them to every
-session of that community, which sends each to the subscriptions it matches.
+The database announces each list, role definition (33534) and role deletion (kind 5) at
+COMMIT (`{"community_id", "id", "kind", "created_at"}`). For a community that has connections
+here, the hub reads, in one statement, the live list and the 8000/8001, 33534 and kind 5
+events committed since the newest it delivered, and hands them to every session of that
+community, which sends each to the subscriptions it matches. (Every event a transaction
+publishes for a community shares one created_at, later than all that community's earlier
+ones, so "since the newest delivered" misses none, whatever kinds a transaction wrote.)
 
 Never missing a list: when the listening connection drops, the hub reconnects with backoff
 and then does the same read for every community with connections, from what it last
@@ -24,7 +27,7 @@ from typing import Any
 
 import psycopg
 
-from ..nostr import KIND_MEMBERSHIP_LIST
+from ..nostr import KIND_ADD_USER, KIND_DELETION, KIND_MEMBERSHIP_LIST, KIND_REMOVE_USER, KIND_ROLE
 from .backend import DatabaseBackend
 from .filters import WireEvent
 from .protocol import RelaySession
@@ -32,6 +35,12 @@ from .protocol import RelaySession
 log = logging.getLogger("buzz_relay.hub")
 
 CHANNEL = "buzz_membership"
+_DELIVERY_ORDER = (
+    (KIND_ADD_USER, KIND_REMOVE_USER),
+    (KIND_ROLE,),
+    (KIND_DELETION,),
+    (KIND_MEMBERSHIP_LIST,),
+)
 # After a reconnect, a community never delivered before is read from this long before the
 # connection dropped: a list prepared before the drop can commit after it.
 CATCH_UP_MARGIN_SECONDS = 60
@@ -43,7 +52,8 @@ Send = Callable[[list[str]], None]
 @dataclass
 class _Community:
     sessions: dict[RelaySession, Send] = field(default_factory=dict)
-    # created_at of the newest list delivered to this community's sessions.
+    # created_at of the newest event (list, 8000/8001, 33534, 5) delivered to this
+    # community's sessions.
     delivered: int | None = None
 
 
@@ -145,11 +155,14 @@ class Hub:
         except Exception:
             log.exception("could not read the events of community %s", community)
             return
-        lists = [ev for ev in events if ev.kind == KIND_MEMBERSHIP_LIST]
-        if lists:
-            entry.delivered = max(entry.delivered or 0, lists[0].created_at)
-        # The 8000/8001 events come oldest first; the list they belong to is sent after them.
-        ordered: list[WireEvent] = [ev for ev in events if ev.kind != KIND_MEMBERSHIP_LIST] + lists
+        if events:
+            entry.delivered = max(entry.delivered or 0, *(ev.created_at for ev in events))
+        # The 8000/8001 events come oldest first, then the role definitions and deletions, and
+        # the list they belong to after them all: a client that follows the list never sees it
+        # name a member before the 8000 that added it, or a role before its definition.
+        ordered: list[WireEvent] = [
+            ev for kind in _DELIVERY_ORDER for ev in events if ev.kind in kind
+        ]
         pushed = 0
         for session, send in list(entry.sessions.items()):
             messages = session.deliver(ordered)

@@ -13,9 +13,19 @@ sha256, fresh, and never seen before. Every method is one call of the SQL API (S
     createclaim [max uses or null, ttl s]    -> {"id", "claim", "expires_at"}
     listclaims                               -> [{"id", "created_by", "created_at", ...}]
     deleteclaim [invite id]                  -> true, or false when there is no such invite
+    createrole [id, label, description?, color?, order?]
+                                             -> true (defined; a role already defined: error)
+    editrole [id, label, description?, color?, order?]
+                                             -> true (redefined; a role never defined: error)
+    deleterole [id]                          -> true, or false when there is no such role
+    assignrole [pubkey, role id]             -> true (holds it now; a non-member: error)
+    unassignrole [pubkey, role id]           -> true (does not hold it now)
+    listroles                                -> [{"id", "label", "description", "color",
+                                                  "order"}] by id
 
 Statuses: 200 with {"result": ...}; {"error": ...} with 401 (authentication), 403 (not the
-owner or an admin), 400 (the request or its params), 500 (the database failed).
+owner or an admin), 400 (the request or its params, or the community's state: archived),
+500 (the database failed).
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import BuzzError, InvalidArgument
+from ..errors import BuzzError, CommunityArchived, InvalidArgument
 from ..membership import InviteRecord, Member
 from ..nostr import KIND_HTTP_AUTH, is_lower_hex, verify_event
 from .protocol import Community, normalize_host
@@ -63,6 +73,26 @@ class ManagementBackend(Protocol):
     ) -> tuple[uuid.UUID, str, int]: ...
 
     async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str: ...
+
+    async def define_role(
+        self,
+        community: uuid.UUID,
+        role: str,
+        label: str,
+        description: str | None,
+        color: int | None,
+        order: int | None,
+        *,
+        exists: bool | None = None,
+    ) -> str: ...
+
+    async def delete_role(self, community: uuid.UUID, role: str) -> str: ...
+
+    async def assign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str: ...
+
+    async def unassign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str: ...
+
+    async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]: ...
 
 
 class Refused(Exception):
@@ -164,6 +194,78 @@ def _unix(moment: Any) -> int:
     return int(moment.timestamp())
 
 
+# PostgreSQL's integer: define_role's color and order (a larger number would not reach it).
+INT4 = (-(2**31), 2**31 - 1)
+# The SQL API's messages name its parameters; a NIP-86 caller knows them by these names.
+_PARAMETER_NAMES = {
+    "p_role": "the role id",
+    "p_label": "the label",
+    "p_description": "the description",
+    "p_color": "the color",
+    "p_pubkey": "the pubkey",
+    "this function": "this method",
+}
+
+
+def _in_our_words(message: str) -> str:
+    for name, words in _PARAMETER_NAMES.items():
+        message = message.replace(name, words)
+    return message
+
+
+def _text(value: Any, what: str, *, optional: bool = False) -> str | None:
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or "\x00" in value:
+        kind = "a string or null" if optional else "a string"
+        raise Refused(400, f"invalid params: {what} must be {kind} (without NUL characters)")
+    return value
+
+
+def _integer(value: Any, what: str) -> int | None:
+    if value is not None and not (type(value) is int and INT4[0] <= value <= INT4[1]):
+        raise Refused(400, f"invalid params: {what} must be an integer or null")
+    return value
+
+
+def _role_definition(params: list[Any]) -> tuple[str, str, str | None, int | None, int | None]:
+    """[id, label, description?, color?, order?]: the optional ones null or left out."""
+    if not 2 <= len(params) <= 5:
+        raise Refused(400, "invalid params: [role id, label, description, color, order]")
+    role, label, description, color, order = [*params, None, None, None][:5]
+    return (
+        _text(role, "the role id"),
+        _text(label, "the label"),
+        _text(description, "the description", optional=True),
+        _integer(color, "the color (a hue, 0 to 360)"),
+        _integer(order, "the order"),
+    )
+
+
+def _member_and_role(params: list[Any]) -> tuple[str, str]:
+    """[pubkey, role id]."""
+    if (
+        len(params) != 2
+        or not isinstance(params[0], str)
+        or not is_lower_hex(params[0].lower(), 64)
+    ):
+        raise Refused(400, "invalid params: [pubkey (64 hex characters), role id]")
+    return params[0].lower(), _text(params[1], "the role id")
+
+
+def _role_listing(event: dict[str, Any]) -> dict[str, Any]:
+    """A 33534 as listroles answers it: its tags by name, color and order as numbers."""
+    tags = {t[0]: t[1] for t in event["tags"] if len(t) >= 2}
+    color, order = tags.get("color"), tags.get("order")
+    return {
+        "id": tags.get("d"),
+        "label": tags.get("label"),
+        "description": tags.get("description"),
+        "color": None if color is None else int(color),
+        "order": None if order is None else int(order),
+    }
+
+
 class Management:
     """NIP-86 for one community over the SQL API."""
 
@@ -178,6 +280,12 @@ class Management:
             "listclaims": self._listclaims,
             "createclaim": self._createclaim,
             "deleteclaim": self._deleteclaim,
+            "createrole": self._createrole,
+            "editrole": self._editrole,
+            "deleterole": self._deleterole,
+            "assignrole": self._assignrole,
+            "unassignrole": self._unassignrole,
+            "listroles": self._listroles,
         }
 
     async def handle(
@@ -193,7 +301,9 @@ class Management:
         except Refused as refused:
             return refused.status, {"error": str(refused)}
         except InvalidArgument as exc:
-            return 400, {"error": f"invalid params: {exc}"}
+            return 400, {"error": f"invalid params: {_in_our_words(str(exc))}"}
+        except CommunityArchived:
+            return 400, {"error": "restricted: this community is archived"}
         except BuzzError as exc:
             return 500, {"error": f"error: {exc}"}
 
@@ -270,3 +380,42 @@ class Management:
         if invite_id is None:
             raise Refused(400, "invalid params: [invite id]")
         return await self.backend.revoke_invite(community.id, invite_id) == "revoked"
+
+    async def _createrole(self, community: Community, requester: str, params: list[Any]):
+        role, *definition = _role_definition(params)
+        outcome = await self.backend.define_role(community.id, role, *definition, exists=False)
+        if outcome == "exists":
+            raise Refused(
+                400,
+                f"invalid params: role {role[:64]!r} is defined already; change it with editrole",
+            )
+        return True
+
+    async def _editrole(self, community: Community, requester: str, params: list[Any]):
+        role, *definition = _role_definition(params)
+        outcome = await self.backend.define_role(community.id, role, *definition, exists=True)
+        if outcome == "not_found":
+            raise Refused(
+                400, f"invalid params: there is no role {role[:64]!r}; define it with createrole"
+            )
+        return True
+
+    async def _deleterole(self, community: Community, requester: str, params: list[Any]):
+        if len(params) != 1:
+            raise Refused(400, "invalid params: [role id]")
+        role = _text(params[0], "the role id")
+        return await self.backend.delete_role(community.id, role) == "deleted"
+
+    async def _assignrole(self, community: Community, requester: str, params: list[Any]):
+        pubkey, role = _member_and_role(params)
+        if await self.backend.assign_role(community.id, pubkey, role) == "not_member":
+            raise Refused(400, "invalid params: that pubkey is not a member (allowpubkey it first)")
+        return True
+
+    async def _unassignrole(self, community: Community, requester: str, params: list[Any]):
+        pubkey, role = _member_and_role(params)
+        await self.backend.unassign_role(community.id, pubkey, role)
+        return True
+
+    async def _listroles(self, community: Community, requester: str, params: list[Any]):
+        return [_role_listing(ev) for ev in await self.backend.role_definitions(community.id)]

@@ -7,10 +7,10 @@ order). Events that commit while the connection is open reach it through `delive
 returns the `EVENT` messages of the subscriptions they match. Another Python relay can mount
 it as it is: feed it text, send what it returns.
 
-What it answers (SPEC section 7): `AUTH` (NIP-42); `REQ` for kinds 13534, 8000, 8001 and 33534
-(stored events, `EOSE`, then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join
-with an invite) and 28936 (leave); refusals with NIP-01 prefixes; `NOTICE` for anything that
-is not a client message.
+What it answers (SPEC section 7): `AUTH` (NIP-42); `REQ` for kinds 13534, 8000, 8001, 33534
+(role definitions) and 5 (the relay's deletions of role definitions) (stored events, `EOSE`,
+then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join with an invite) and 28936
+(leave); refusals with NIP-01 prefixes; `NOTICE` for anything that is not a client message.
 """
 
 from __future__ import annotations
@@ -52,8 +52,11 @@ __all__ = [
     "relay_message",
 ]
 
-# Kinds a REQ may ask for: the stored membership events, and the invite minted on request.
-SERVED_KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER, KIND_ROLE))
+# Kinds a REQ may ask for: the stored membership events (the list, 8000/8001, the role
+# definitions and the relay's kind 5 deletions of them), and the invite minted on request.
+SERVED_KINDS = frozenset(
+    (KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER, KIND_ROLE, KIND_DELETION)
+)
 # Kinds only the relay publishes: a client's EVENT of one is refused.
 RELAY_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE, KIND_DELETION})
 # NIP-42 and NIP-43: a client's created_at must be this close to the clock.
@@ -77,6 +80,10 @@ class Backend(Protocol):
     async def live_list(self, community: uuid.UUID) -> WireEvent | None: ...
 
     async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]: ...
+
+    async def role_events(
+        self, community: uuid.UUID, since: int, *, definitions: bool, deletions: bool
+    ) -> list[WireEvent]: ...
 
     async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None: ...
 
@@ -251,6 +258,11 @@ class RelaySession:
     def subscription_count(self) -> int:
         return len(self._subscriptions)
 
+    @property
+    def relay_pubkey(self) -> str:
+        """The relay key's public key: the author of every event this session serves."""
+        return self._signer.pubkey
+
     async def role_of(self, pubkey: str) -> str | None:
         """The base role of `pubkey` in this connection's community, None for a non-member."""
         return await self._backend.role_of(self.community.id, pubkey)
@@ -313,7 +325,8 @@ class RelaySession:
                 other = min(f.kinds - SERVED_KINDS - {KIND_INVITE})
                 raise _Refused(
                     f"unsupported: kind {other} is not served here; this relay serves kinds"
-                    " 13534, 8000, 8001 and 33534, and 28935 on request",
+                    " 13534, 8000, 8001, 33534 and 5 (its deletions of role definitions),"
+                    " and 28935 on request",
                     "unsupported_kind",
                 )
         return filters
@@ -334,7 +347,18 @@ class RelaySession:
         if user_filters:
             since = min(f.since or 0 for f in user_filters)
             candidates += await self._backend.membership_events(self.community.id, since)
-        # Role definitions (33534) are stored once roles exist (SPEC section 6).
+        # Read after the list: a role the list names is among them (or, deleted since, its
+        # kind 5 is), never missing while the list names it.
+        definitions = any(f.wants_kind(KIND_ROLE) for f in filters)
+        deletions = any(f.wants_kind(KIND_DELETION) for f in filters)
+        if definitions or deletions:
+            role_filters = [
+                f for f in filters if f.wants_kind(KIND_ROLE) or f.wants_kind(KIND_DELETION)
+            ]
+            since = min(f.since or 0 for f in role_filters)
+            candidates += await self._backend.role_events(
+                self.community.id, since, definitions=definitions, deletions=deletions
+            )
         candidates.sort(key=lambda ev: ev.created_at, reverse=True)
         chosen: dict[str, WireEvent] = {}
         for f in filters:

@@ -246,8 +246,8 @@ def information_document(
         return document
     return {
         "name": state.config.name,
-        "description": f"NIP-43 membership of {community.host}: its signed member list, "
-        "invites, join and leave requests.",
+        "description": f"NIP-43 membership of {community.host}: its signed member list and "
+        "role definitions, invites, join and leave requests.",
         "self": state.config.key.pubkey,
         "supported_nips": SUPPORTED_NIPS,
         "software": "buzz-membership",

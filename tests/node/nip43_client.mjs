@@ -13,6 +13,9 @@
 //   {"op": "req", "conn": C, "label": L, "filters": [...], "keep": false}
 //        relay.subscribe: prints "event" (with verify: nostr-tools' own verifyEvent on a fresh
 //        copy) or "invalid_event" for each event, then "eose" or "closed" (with the reason).
+//        nostr-tools reports an event as invalid when its signature does not verify or when it
+//        does not match the subscription's filters (its own matchFilters: ids, kinds, authors,
+//        since, until and every "#x" tag filter, e.g. "#d" of a role definition).
 //        Without keep the subscription is closed after EOSE; with it, later events keep coming.
 //   {"op": "wait", "label": L, "count": N, "settleMs": 300}
 //        wait until subscription L has N events after its EOSE, then settleMs more.

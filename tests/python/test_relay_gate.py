@@ -593,6 +593,71 @@ def test_membership_requests_are_answered_from_our_database(gate: Gated) -> None
     run(with_sdk)
 
 
+def test_role_definitions_and_deletions_through_the_gate(gate: Gated) -> None:
+    """Kind 33534 is ours; kind 5 is ours in a filter whose authors are the relay key alone
+    (the relay's deletions of role definitions), else the upstream's. A member holding defined
+    roles, whose member tag names them after the base role, keeps upstream access."""
+    cid, mem, relay = gate.community_id, gate.mem, gate.key.pubkey
+    ours = {"kinds": [33534, 5], "authors": [relay]}
+
+    async def scenario() -> None:
+        async with (
+            aiohttp.ClientSession() as web,
+            wire(web, gate.url) as anon,
+            wire(web, gate.url, gate.member) as m,
+        ):
+            # Anonymous, --read members or not: our kinds need no AUTH.
+            got = await anon.req("defs", {"kinds": [33534]})
+            assert sorted(x[2]["tags"][1][1] for x in got[:-1]) == ["admin", "member", "owner"]
+            assert [x[2] for x in got[:-1]] == sorted(
+                mem.role_definitions(cid), key=lambda e: e["created_at"], reverse=True
+            )
+            got = await anon.req("ours", ours)
+            assert [x[2]["kind"] for x in got[:-1]] == [33534] * 3 and got[-1] == ["EOSE", "ours"]
+            # Kind 5 of anyone: the upstream's, for members only.
+            got = await anon.req("any5", {"kinds": [5]})
+            assert got == [["CLOSED", "any5", "auth-required: this relay is for members"]]
+            # Kinds that are not numbers are nobody's membership kinds (and break nothing).
+            got = await anon.req("odd", {"kinds": [[5]]})
+            assert got == [["CLOSED", "odd", "auth-required: this relay is for members"]]
+            assert await m.req("feed", {"kinds": [1]}) == [["EOSE", "feed"]]
+            assert await m.req("any5", {"kinds": [5]}) == [["EOSE", "any5"]]
+
+            # Roles change by SQL: the live 33534s and kind 5 reach our subscription.
+            with mem.transaction() as tx:
+                tx.define_role(cid, "vip", "VIP")
+                tx.assign_role(cid, gate.member.pubkey, "vip")
+            (vip,) = [ev for ev in tx.events if ev["kind"] == 33534]
+            pushed = await anon.expect(lambda x: x[:2] == ["EVENT", "ours"])
+            assert pushed[2] == vip
+            # The list that names the member with a defined role takes nothing away.
+            assert await m.quiet(0.5) == []
+            listed = mem.member_list(cid)
+            assert ["member", gate.member.pubkey, "member", "vip"] in listed["tags"]
+            mine = note(gate.member, "a member with a role")
+            assert (await m.ok(mine))[2:] == [True, ""]
+
+            (deletion,) = [ev for ev in mem.delete_role(cid, "vip").events if ev["kind"] == 5]
+            pushed = await anon.expect(lambda x: x[:2] == ["EVENT", "ours"])
+            assert pushed[2] == deletion
+            assert deletion["tags"] == [["-"], ["a", f"33534:{relay}:vip"], ["k", "33534"]]
+            # Still a member: nothing closed (its own note came back on its feed, that is all).
+            assert [x for x in await m.quiet(0.5) if x[0] != "EVENT"] == []
+            assert [x for x in m.received if x[0] in ("CLOSED", "NOTICE")] == []
+            # A member's kind 5 is refused like any relay kind (SPEC section 7).
+            own_deletion = wire_signed(gate.member.secret, 5, [["e", mine["id"]]])
+            assert (await m.ok(own_deletion))[2:] == [
+                False,
+                "blocked: only the relay publishes kind 5",
+            ]
+
+        # The upstream holds the member's note, none of our events.
+        stored = await upstream_events(gate.upstream.url, {})
+        assert [e["id"] for e in stored] == [mine["id"]]
+
+    asyncio.run(scenario())
+
+
 # -------------------------------------------------------------- 6. the upstream goes away
 
 

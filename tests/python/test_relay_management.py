@@ -218,3 +218,57 @@ def test_only_the_owner_and_admins_manage(db_url, key, mem, reader) -> None:
         status, answer = call(db_url, key, world, who, "allowpubkey", [new_pubkey()])
         assert status == 403 and answer["error"].startswith("restricted:")
     assert members_of(reader, world.cid) == before
+
+
+def test_role_methods_through_the_sql_api(db_url, key, mem, reader) -> None:
+    world = World(mem)
+    member = world.member.pubkey
+
+    def ok(who: Person, method: str, params: list[Any]) -> Any:
+        status, answer = call(db_url, key, world, who, method, params)
+        assert status == 200, answer
+        return answer["result"]
+
+    assert ok(world.admin, "createrole", ["vip", "VIP", "Very important", 45, 3]) is True
+    assert ok(world.owner, "editrole", ["vip", "V.I.P.", None, None, 4]) is True
+    (vip,) = [ev for ev in reader.role_definitions(world.cid) if ev["tags"][1] == ["d", "vip"]]
+    assert vip["tags"] == [["-"], ["d", "vip"], ["label", "V.I.P."], ["order", "4"]]
+    assert ok(world.owner, "assignrole", [member, "vip"]) is True
+    assert [m.roles for m in reader.relay_members(world.cid) if m.pubkey == member] == [["vip"]]
+    assert ["member", member, "member", "vip"] in reader.member_list(world.cid)["tags"]
+    assert ok(world.owner, "unassignrole", [member, "vip"]) is True
+    assert ok(world.owner, "deleterole", ["vip"]) is True
+    assert ok(world.owner, "deleterole", ["vip"]) is False
+    assert [r["id"] for r in ok(world.owner, "listroles", [])] == ["admin", "member", "owner"]
+    assert reader.member_list_drift(world.cid) == []
+
+
+def test_concurrent_createroles_of_one_id_define_it_once(db_url, key, mem, reader) -> None:
+    """createrole refuses an existing role in the transaction that would define it, so of
+    several at once exactly one defines it, whatever their labels."""
+    world = World(mem)
+    labels = [f"Label {i}" for i in range(6)] + ["Same", "Same"]
+
+    async def main() -> list[tuple[int, dict[str, Any]]]:
+        async with backend_on(db_url, key) as backend:
+            management = Management(backend, ReplayGuard())
+            community = Community(world.cid, world.host)
+
+            async def create(i: int, label: str) -> tuple[int, dict[str, Any]]:
+                body = json.dumps({"method": "createrole", "params": ["vip", label, str(i)]})
+                auth = header(world.owner.secret, body.encode(), f"https://{world.host}")
+                return await management.handle(community, auth, body.encode(), {world.host})
+
+            return await asyncio.gather(*(create(i, label) for i, label in enumerate(labels)))
+
+    answers = asyncio.run(main())
+    winners = [i for i, (status, answer) in enumerate(answers) if status == 200]
+    assert len(winners) == 1, answers
+    assert all(
+        status == 400 and "defined already" in answer["error"]
+        for i, (status, answer) in enumerate(answers)
+        if i not in winners
+    ), answers
+    (vip,) = [ev for ev in reader.role_definitions(world.cid) if ev["tags"][1] == ["d", "vip"]]
+    (winner,) = winners
+    assert vip["tags"][2:4] == [["label", labels[winner]], ["description", str(winner)]]

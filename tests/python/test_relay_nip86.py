@@ -1,4 +1,5 @@
-"""NIP-86 relay management over HTTP, with NIP-98 headers made by nostr-tools.
+"""NIP-86 relay management over HTTP, with NIP-98 headers made by nostr-tools: the methods
+of SPEC section 7 (members, claims, and the roles of SPEC section 6).
 
 A running buzz-relay (``relay`` fixture: one community, its owner, an admin and a member) is
 sent requests by tests/node/nip86_client.mjs: a Node script that builds each NIP-98
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
-from fixtures_membership import assert_live_list, members_of, state
+from fixtures_membership import assert_live_list, members_of, state, verify_both
 from relay_fixtures import Person
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
@@ -44,6 +45,12 @@ METHODS = [
     "listclaims",
     "createclaim",
     "deleteclaim",
+    "createrole",
+    "editrole",
+    "deleterole",
+    "assignrole",
+    "unassignrole",
+    "listroles",
 ]
 
 
@@ -506,7 +513,17 @@ BAD_REQUESTS = {
     "createclaim max_uses text": ("createclaim", ["3", 3600]),
     "createclaim no ttl": ("createclaim", [1]),
     "deleteclaim not a uuid": ("deleteclaim", ["not-a-uuid"]),
-    "unknown method": ("createrole", ["x"]),
+    "unknown method": ("nosuchmethod", ["x"]),
+    "createrole no label": ("createrole", ["x"]),
+    "createrole label a number": ("createrole", ["x", 5]),
+    "createrole too many params": ("createrole", ["x", "X", None, None, None, None]),
+    "createrole color text": ("createrole", ["x", "X", None, "red"]),
+    "createrole color true": ("createrole", ["x", "X", None, True]),
+    "createrole order 1.5": ("createrole", ["x", "X", None, None, 1.5]),
+    "createrole order over int4": ("createrole", ["x", "X", None, None, 2**31]),
+    "deleterole no id": ("deleterole", []),
+    "assignrole no role": ("assignrole", ["a" * 64]),
+    "assignrole not hex": ("assignrole", ["not-a-pubkey", "vip"]),
     "method not in the list": ("__init__", []),
 }
 
@@ -575,3 +592,260 @@ def test_cors_preflight(relay):
     assert {"authorization", "content-type"} <= allowed
     assert "POST" in headers["Access-Control-Allow-Methods"]
     assert headers["Access-Control-Allow-Origin"] == "*"
+
+
+# ---------------------------------------------------------------------------- roles (SPEC §6)
+
+
+def definitions(relay: Any) -> dict[str, dict[str, Any]]:
+    """The live 33534s by role id (each verified), as the database serves them."""
+    found = {}
+    for ev in relay.mem.role_definitions(relay.community_id):
+        verify_both(ev)
+        assert ev["pubkey"] == relay.key.pubkey
+        found[ev["tags"][1][1]] = ev
+    return found
+
+
+def held(relay: Any) -> dict[str, list[str]]:
+    """The defined roles each member holds; the live list's member tags must say the same."""
+    members = relay.mem.relay_members(relay.community_id)
+    live = relay.mem.member_list(relay.community_id)
+    verify_both(live)
+    assert live["tags"] == [["-"]] + [["member", m.pubkey, m.role, *m.roles] for m in members]
+    assert relay.mem.member_list_drift() == []
+    return {m.pubkey: m.roles for m in members if m.roles}
+
+
+def role_state(relay: Any) -> tuple[Any, ...]:
+    """What a refused role request must leave as it was."""
+    return (
+        everything(relay),
+        relay.mem.role_definitions(relay.community_id),
+        relay.mem.role_deletions(relay.community_id),
+    )
+
+
+BASE_ROLES = ["admin", "member", "owner"]
+
+
+@BY
+def test_createrole_editrole_listroles(relay, node_client, who):
+    actor = signer(relay, who)
+    before = definitions(relay)
+    list_before = relay.mem.member_list(relay.community_id)
+    assert sorted(before) == BASE_ROLES
+    assert (
+        call(node_client, relay, actor, "createrole", "vip", "VIP", "Very important", 45, 3) is True
+    )
+    # The optional ones: null, or left out.
+    assert (
+        call(node_client, relay, actor, "createrole", "mod", "Moderator", None, None, None) is True
+    )
+    assert call(node_client, relay, actor, "createrole", "helper", "Helper") is True
+    defined = definitions(relay)
+    assert sorted(defined) == sorted([*BASE_ROLES, "helper", "mod", "vip"])
+    assert defined["vip"]["tags"] == [
+        ["-"],
+        ["d", "vip"],
+        ["label", "VIP"],
+        ["description", "Very important"],
+        ["color", "45"],
+        ["order", "3"],
+    ]
+    assert defined["mod"]["tags"] == [["-"], ["d", "mod"], ["label", "Moderator"]]
+    assert defined["helper"]["tags"] == [["-"], ["d", "helper"], ["label", "Helper"]]
+    assert {k: defined[k] for k in BASE_ROLES} == before  # untouched
+    listed = call(node_client, relay, actor, "listroles")
+    assert [r["id"] for r in listed] == sorted(defined)
+    assert listed[[r["id"] for r in listed].index("vip")] == {
+        "id": "vip",
+        "label": "VIP",
+        "description": "Very important",
+        "color": 45,
+        "order": 3,
+    }
+    assert {
+        "id": "owner",
+        "label": "Owner",
+        "description": None,
+        "color": None,
+        "order": 0,
+    } in listed
+
+    # editrole: the whole definition again (what is left out or null is unset).
+    assert call(node_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
+    edited = definitions(relay)["vip"]
+    assert edited["tags"] == [["-"], ["d", "vip"], ["label", "V.I.P."], ["color", "300"]]
+    assert edited["created_at"] > defined["vip"]["created_at"]
+    # The same again: true, and no new event.
+    assert call(node_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
+    assert definitions(relay)["vip"] == edited
+    # A base role may be redefined, not created.
+    assert call(node_client, relay, actor, "editrole", "member", "Regular", "Everyone", 120, 2)
+    assert definitions(relay)["member"]["tags"] == [
+        ["-"],
+        ["d", "member"],
+        ["label", "Regular"],
+        ["description", "Everyone"],
+        ["color", "120"],
+        ["order", "2"],
+    ]
+    # A definition writes no list.
+    assert relay.mem.member_list(relay.community_id) == list_before
+    assert held(relay) == {}
+
+
+def test_createrole_of_a_defined_role_and_editrole_of_a_missing_one_are_400(relay, node_client):
+    call(node_client, relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1)
+    unchanged = role_state(relay)
+    answers = send(
+        node_client,
+        rpc(relay, relay.owner, "createrole", "vip", "Another VIP"),
+        rpc(relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1),  # even the same
+        rpc(relay, relay.owner, "createrole", "owner", "Boss"),
+        rpc(relay, relay.owner, "editrole", "ghost", "Ghost"),
+    )
+    messages = [refused(a, 400) for a in answers]
+    assert all("defined already" in m and "editrole" in m for m in messages[:3]), messages
+    assert "no role 'ghost'" in messages[3] and "createrole" in messages[3]
+    assert role_state(relay) == unchanged  # rolled back: the role 'ghost' was never made
+    assert "ghost" not in definitions(relay)
+
+
+def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, node_client):
+    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+    unchanged = role_state(relay)
+    cases = {
+        "id upper case": ("createrole", ["VIP2", "x"]),
+        "id with a space": ("createrole", ["v ip", "x"]),
+        "id empty": ("createrole", ["", "x"]),
+        "id of 65": ("createrole", ["a" * 65, "x"]),
+        "label empty": ("createrole", ["new", ""]),
+        "label of 65": ("createrole", ["new", "x" * 65]),
+        "label with a newline": ("createrole", ["new", "a\nb"]),
+        "label with NUL": ("createrole", ["new", "a\u0000b"]),
+        "description of 501": ("createrole", ["new", "x", "d" * 501]),
+        "color 361": ("createrole", ["new", "x", None, 361]),
+        "color -1": ("createrole", ["new", "x", None, -1]),
+        "editrole color 361": ("editrole", ["vip", "VIP", None, 361]),
+        "editrole id upper case": ("editrole", ["VIP", "VIP"]),
+    }
+    answers = send(node_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
+    messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
+    assert all(m.startswith("invalid params:") for m in messages.values()), messages
+    assert "role id" in messages["id upper case"] and "p_role" not in messages["id upper case"]
+    assert "label" in messages["label empty"] and "p_label" not in messages["label empty"]
+    assert "color" in messages["color 361"]
+    assert role_state(relay) == unchanged
+
+
+@BY
+def test_assignrole_unassignrole_and_deleterole(relay, node_client, who):
+    actor = signer(relay, who)
+    member, admin = relay.member.pubkey, relay.admin.pubkey
+    for role in ("vip", "mod"):
+        assert call(node_client, relay, actor, "createrole", role, role.upper()) is True
+    before = relay.mem.member_list(relay.community_id)
+
+    assert call(node_client, relay, actor, "assignrole", member, "vip") is True
+    assert call(node_client, relay, actor, "assignrole", member.upper(), "mod") is True
+    assert call(node_client, relay, actor, "assignrole", admin, "vip") is True
+    assert held(relay) == {member: ["mod", "vip"], admin: ["vip"]}
+    after = relay.mem.member_list(relay.community_id)
+    assert ["member", member, "member", "mod", "vip"] in after["tags"]
+    assert after["created_at"] > before["created_at"]
+    # Already held: true, nothing changes.
+    unchanged = role_state(relay)
+    assert call(node_client, relay, actor, "assignrole", member, "vip") is True
+    assert role_state(relay) == unchanged
+
+    assert call(node_client, relay, actor, "unassignrole", member, "mod") is True
+    assert held(relay) == {member: ["vip"], admin: ["vip"]}
+    # Not held, never defined, or not a member: true (the pubkey does not hold it), no change.
+    unchanged = role_state(relay)
+    for params in ((member, "mod"), (member, "ghost"), (Person.new().pubkey, "vip")):
+        assert call(node_client, relay, actor, "unassignrole", *params) is True
+    assert role_state(relay) == unchanged
+
+    # Deleted: taken from every holder, its kind 5 published with the new list.
+    assert call(node_client, relay, actor, "deleterole", "vip") is True
+    assert held(relay) == {}
+    assert sorted(definitions(relay)) == sorted([*BASE_ROLES, "mod"])
+    (deletion,) = relay.mem.role_deletions(relay.community_id)
+    verify_both(deletion)
+    assert deletion["tags"] == [["-"], ["a", f"33534:{relay.key.pubkey}:vip"], ["k", "33534"]]
+    assert deletion["created_at"] == relay.mem.member_list(relay.community_id)["created_at"]
+    # No such role (any more): false, nothing changes.
+    unchanged = role_state(relay)
+    assert call(node_client, relay, actor, "deleterole", "vip") is False
+    assert call(node_client, relay, actor, "deleterole", "never") is False
+    assert role_state(relay) == unchanged
+    assert [r["id"] for r in call(node_client, relay, actor, "listroles")] == sorted(
+        [*BASE_ROLES, "mod"]
+    )
+
+
+def test_role_refusals_are_400_and_change_nothing(relay, node_client):
+    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+    call(node_client, relay, relay.owner, "assignrole", relay.member.pubkey, "vip")
+    unchanged = role_state(relay)
+    stranger = Person.new().pubkey
+    cases = {
+        "deleterole base owner": ("deleterole", ["owner"]),
+        "deleterole base member": ("deleterole", ["member"]),
+        "deleterole bad id": ("deleterole", ["Not A Role"]),
+        "assignrole undefined": ("assignrole", [relay.member.pubkey, "ghost"]),
+        "assignrole base": ("assignrole", [relay.member.pubkey, "admin"]),
+        "assignrole bad id": ("assignrole", [relay.member.pubkey, "VIP"]),
+        "assignrole not a member": ("assignrole", [stranger, "vip"]),
+        "assignrole bad pubkey": ("assignrole", ["zz" * 32, "vip"]),
+        "unassignrole base": ("unassignrole", [relay.member.pubkey, "member"]),
+        "unassignrole bad id": ("unassignrole", [relay.member.pubkey, "v ip"]),
+        "unassignrole bad pubkey": ("unassignrole", ["a" * 63, "vip"]),
+        "unassignrole role a number": ("unassignrole", [relay.member.pubkey, 5]),
+    }
+    answers = send(node_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
+    messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
+    assert all(m.startswith("invalid params:") for m in messages.values()), messages
+    assert "base role" in messages["deleterole base owner"]
+    assert "names no role that community" in messages["assignrole undefined"]
+    assert "not a member" in messages["assignrole not a member"]
+    assert role_state(relay) == unchanged
+    assert held(relay) == {relay.member.pubkey: ["vip"]}
+
+
+@pytest.mark.parametrize("who", ["stranger", "member"])
+def test_role_methods_of_a_non_admin_are_403(relay, node_client, who):
+    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+    actor = relay.member if who == "member" else Person.new()
+    unchanged = role_state(relay)
+    answers = send(
+        node_client,
+        rpc(relay, actor, "createrole", "mod", "Moderator"),
+        rpc(relay, actor, "editrole", "vip", "Hacked"),
+        rpc(relay, actor, "editrole", "owner", "Hacked"),
+        rpc(relay, actor, "deleterole", "vip"),
+        rpc(relay, actor, "assignrole", actor.pubkey, "vip"),
+        rpc(relay, actor, "unassignrole", relay.member.pubkey, "vip"),
+        rpc(relay, actor, "listroles"),
+    )
+    for answer in answers:
+        assert refused(answer, 403).startswith("restricted:")
+    assert role_state(relay) == unchanged
+
+
+def test_role_methods_on_an_archived_community_are_400(relay, node_client):
+    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+    relay.mem.archive_community(relay.community_id)
+    unchanged = role_state(relay)
+    answers = send(
+        node_client,
+        rpc(relay, relay.owner, "createrole", "mod", "Moderator"),
+        rpc(relay, relay.owner, "editrole", "vip", "VIP!"),
+        rpc(relay, relay.owner, "deleterole", "vip"),
+        rpc(relay, relay.owner, "assignrole", relay.member.pubkey, "vip"),
+    )
+    for answer in answers:
+        assert refused(answer, 400) == "restricted: this community is archived"
+    assert role_state(relay) == unchanged

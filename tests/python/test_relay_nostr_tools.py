@@ -496,3 +496,90 @@ def test_invite_answer_matches_its_filter(relay, node_client):
         ],
     )
     assert run.events("for-other") == []
+
+
+# ---------------------------------------------------------------------------- 5. roles (SPEC §6)
+
+
+def test_role_definitions_and_member_roles_with_nostr_tools(relay, node_client):
+    """nostr-tools reads the role definitions (kind 33534, all of them and by #d), the list
+    whose member tags carry defined roles after the base role, and the relay's kind 5
+    deletions of definitions, stored and live; it verifies every event (verifyEvent) and
+    checks that each matches its subscription's filter (else it reports an invalid event)."""
+    cid, mem = relay.community_id, relay.mem
+    mem.define_role(cid, "vip", "VIP", "Very important", 45, 3)
+    mem.define_role(cid, "mod", "Moderator")
+    with mem.transaction() as tx:
+        tx.assign_role(cid, relay.member.pubkey, "vip")
+        tx.assign_role(cid, relay.member.pubkey, "mod")
+        tx.assign_role(cid, relay.admin.pubkey, "vip")
+    live_list = mem.member_list(cid)
+    writes = []
+
+    def change_roles(run: Run) -> None:
+        assert run.where("eose", "live")
+        writes.append(mem.define_role(cid, "helper", "Helper", color=200))
+        writes.append(mem.delete_role(cid, "mod"))
+
+    address = f"33534:{relay.key.pubkey}:mod"
+    run = run_client(
+        node_client,
+        relay,
+        {},
+        [
+            connect("c"),
+            req("c", "defs", 33534),
+            req(
+                "c",
+                "vip",
+                filters=[{"kinds": [33534], "#d": ["vip"], "authors": [relay.key.pubkey]}],
+            ),
+            req("c", "list", 13534),
+            req("c", "none", 5),
+            req("c", "live", keep=True, filters=[{"kinds": [33534, 5]}, {"kinds": [13534]}]),
+            req("c", "by-a", keep=True, filters=[{"kinds": [5], "#a": [address], "#k": ["33534"]}]),
+            pause("after-eose"),
+            {"op": "wait", "label": "live", "count": 3, "settleMs": 500},
+            {"op": "wait", "label": "by-a", "count": 1, "settleMs": 0},
+            req("c", "after", 33534, 5),
+        ],
+        [change_roles],
+    )
+    stored = {ev["tags"][1][1]: ev for ev in run.events("defs")}
+    assert sorted(stored) == ["admin", "member", "mod", "owner", "vip"]
+    for ev in stored.values():
+        assert ev["kind"] == 33534 and ev["pubkey"] == relay.key.pubkey and ev["content"] == ""
+        assert ev["tags"][0] == ["-"]
+    assert stored["vip"]["tags"] == [
+        ["-"],
+        ["d", "vip"],
+        ["label", "VIP"],
+        ["description", "Very important"],
+        ["color", "45"],
+        ["order", "3"],
+    ]
+    assert stored["owner"]["tags"] == [["-"], ["d", "owner"], ["label", "Owner"], ["order", "0"]]
+    assert run.events("vip") == [stored["vip"]]
+    assert run.events("none") == []
+
+    (listed,) = run.events("list")
+    assert listed == live_list
+    assert ["member", relay.member.pubkey, "member", "mod", "vip"] in listed["tags"]
+    assert ["member", relay.admin.pubkey, "admin", "vip"] in listed["tags"]
+    assert ["member", relay.owner.pubkey, "owner"] in listed["tags"]
+
+    defined, deleted = writes
+    (helper,) = defined.events
+    by_kind = {ev["kind"]: ev for ev in deleted.events}
+    assert run.events("live", live=True) == [helper, by_kind[5], by_kind[13534]]
+    assert run.events("by-a", live=True) == [by_kind[5]]
+    assert by_kind[5]["tags"] == [["-"], ["a", address], ["k", "33534"]]
+    assert ["member", relay.member.pubkey, "member", "vip"] in by_kind[13534]["tags"]
+    after = run.events("after")
+    assert sorted((ev["kind"], ev["tags"][1][1]) for ev in after) == [
+        (5, address),
+        *((33534, r) for r in ["admin", "helper", "member", "owner", "vip"]),
+    ]
+    assert {ev["id"] for ev in after} == {
+        ev["id"] for ev in [*mem.role_definitions(cid), *mem.role_deletions(cid)]
+    }

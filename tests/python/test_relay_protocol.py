@@ -541,3 +541,215 @@ def test_the_size_limit_counts_bytes_not_characters(db_url, key, world):
     assert len(text) < 1000 < len(text.encode())
     [[verb, reason]] = run(db_url, key, world, scenario, limits=Limits(max_message_bytes=1000))
     assert verb == "NOTICE" and "too large" in reason
+
+
+# ------------------------------------------------------------------ roles (33534 and kind 5)
+
+
+def _events_of(answer: list[list[Any]], sub: str) -> list[dict[str, Any]]:
+    """The EVENTs of a stored answer, which must end with its EOSE."""
+    assert answer[-1] == ["EOSE", sub], answer
+    assert all(m[:2] == ["EVENT", sub] for m in answer[:-1]), answer
+    return [m[2] for m in answer[:-1]]
+
+
+def _newest_first(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(events, key=lambda e: e["created_at"], reverse=True)
+
+
+def _defined(world: World) -> dict[str, dict[str, Any]]:
+    """The community's live 33534s by role id, each verified."""
+    found = {}
+    for ev in world.mem.role_definitions(world.cid):
+        verify_both(ev)
+        found[ev["tags"][1][1]] = ev
+    return found
+
+
+def test_req_answers_the_role_definitions(db_url, key, world):
+    world.mem.define_role(world.cid, "mod", "Moderator", "Keeps order", 200, 5)
+    world.mem.define_role(world.cid, "vip", "VIP")
+    defined = _defined(world)
+    assert sorted(defined) == ["admin", "member", "mod", "owner", "vip"]
+    vip, mod = defined["vip"], defined["mod"]
+    assert vip["created_at"] > mod["created_at"] > defined["owner"]["created_at"]
+    assert mod["tags"] == [
+        ["-"], ["d", "mod"], ["label", "Moderator"], ["description", "Keeps order"],
+        ["color", "200"], ["order", "5"],
+    ]
+    stranger = new_pubkey()
+
+    async def scenario(c):
+        return {
+            "all": await c.send("REQ", "a", {"kinds": [33534]}),
+            "d": await c.send("REQ", "d", {"kinds": [33534], "#d": ["vip", "nope"]}),
+            "d-none": await c.send("REQ", "n", {"kinds": [33534], "#d": ["nope"]}),
+            "relay": await c.send("REQ", "r", {"kinds": [33534], "authors": [key.pubkey]}),
+            "both": await c.send("REQ", "b", {"kinds": [33534], "authors": [stranger, key.pubkey]}),
+            "stranger": await c.send("REQ", "x", {"kinds": [33534], "authors": [stranger]}),
+            "limit": await c.send("REQ", "l", {"kinds": [33534], "limit": 1}),
+            "limit0": await c.send("REQ", "z", {"kinds": [33534], "limit": 0}),
+            "since": await c.send("REQ", "s", {"kinds": [33534], "since": mod["created_at"]}),
+            "until": await c.send("REQ", "u", {"kinds": [33534], "until": mod["created_at"]}),
+            "ids": await c.send("REQ", "i", {"ids": [mod["id"]]}),
+            "p": await c.send("REQ", "p", {"kinds": [33534], "#p": [world.member.pubkey]}),
+            "other-tag": await c.send("REQ", "t", {"kinds": [33534], "#t": ["vip"]}),
+        }
+
+    got = {name: _events_of(answer, answer[-1][1]) for name, answer in run(db_url, key, world, scenario).items()}
+    every = _newest_first(list(defined.values()))
+    assert got["all"] == got["relay"] == got["both"] == every
+    assert got["d"] == [vip]
+    assert got["d-none"] == got["stranger"] == got["limit0"] == got["p"] == got["other-tag"] == []
+    assert got["limit"] == [vip]
+    assert got["since"] == [vip, mod]
+    assert got["until"] == [ev for ev in every if ev["created_at"] <= mod["created_at"]]
+    assert mod in got["until"] and vip not in got["until"]
+    assert got["ids"] == [mod]
+
+
+def test_req_answers_the_relays_deletions_of_role_definitions(db_url, key, world):
+    world.mem.define_role(world.cid, "mod", "Moderator")
+    world.mem.define_role(world.cid, "vip", "VIP")
+    world.mem.assign_role(world.cid, world.member.pubkey, "mod")
+    deleted = world.mem.delete_role(world.cid, "mod")
+    assert deleted.outcome == "deleted"
+    (deletion,) = world.mem.role_deletions(world.cid)
+    verify_both(deletion)
+    address = f"33534:{key.pubkey}:mod"
+    assert deletion["tags"] == [["-"], ["a", address], ["k", "33534"]]
+    assert deletion in deleted.events
+    live = world.mem.member_list(world.cid)
+
+    async def scenario(c):
+        return {
+            "5": await c.send("REQ", "5", {"kinds": [5]}),
+            "a": await c.send("REQ", "a", {"kinds": [5], "#a": [address]}),
+            "a-other": await c.send("REQ", "o", {"kinds": [5], "#a": [f"33534:{key.pubkey}:vip"]}),
+            "k": await c.send("REQ", "k", {"kinds": [5], "#k": ["33534"], "authors": [key.pubkey]}),
+            "k-other": await c.send("REQ", "q", {"kinds": [5], "#k": ["1"]}),
+            "stranger": await c.send("REQ", "x", {"kinds": [5], "authors": [new_pubkey()]}),
+            "defs": await c.send("REQ", "d", {"kinds": [33534], "#d": ["mod", "vip"]}),
+            # A REQ mixing kinds is answered per filter, newest first over them all.
+            "mixed": await c.send("REQ", "m", {"kinds": [13534, 33534, 5], "limit": 2}),
+            "two": await c.send("REQ", "t", {"kinds": [5]}, {"kinds": [13534]}),
+            "any": await c.send("REQ", "y", {}),
+        }
+
+    got = {name: _events_of(answer, answer[-1][1]) for name, answer in run(db_url, key, world, scenario).items()}
+    assert got["5"] == got["a"] == got["k"] == [deletion]
+    assert got["a-other"] == got["k-other"] == got["stranger"] == []
+    assert [ev["tags"][1][1] for ev in got["defs"]] == ["vip"]  # mod is gone
+    # delete_role published the kind 5 and the list without mod in one transaction.
+    assert live["created_at"] == deletion["created_at"]
+    assert ["member", world.member.pubkey, "member"] in live["tags"]
+    assert {ev["id"] for ev in got["mixed"]} == {live["id"], deletion["id"]}
+    assert {ev["id"] for ev in got["two"]} == {live["id"], deletion["id"]}
+    # Without kinds: every stored kind, the role events included.
+    stored = (
+        [live, *world.mem.membership_events(world.cid), *world.mem.role_definitions(world.cid), deletion]
+    )
+    assert sorted(ev["id"] for ev in got["any"]) == sorted(ev["id"] for ev in stored)
+
+
+def test_member_tags_carry_defined_roles_and_nothing_breaks_on_them(db_url, key, world, reader):
+    for role in ("vip", "mod"):
+        world.mem.define_role(world.cid, role, role.upper())
+        world.mem.assign_role(world.cid, world.member.pubkey, role)
+    world.mem.assign_role(world.cid, world.admin.pubkey, "vip")
+    live = reader.member_list(world.cid)
+    verify_both(live)
+    assert ["member", world.member.pubkey, "member", "mod", "vip"] in live["tags"]
+    assert ["member", world.admin.pubkey, "admin", "vip"] in live["tags"]
+
+    async def scenario(c):
+        answer = await c.send("REQ", "l", {"kinds": [13534]})
+        # The base role decides, whatever defined roles follow it in the tag.
+        roles = [await c.session.role_of(p.pubkey) for p in (world.owner, world.admin, world.member)]
+        # An admin holding a defined role mints invites as an admin.
+        await c.auth(world.admin.secret, f"ws://{world.host}")
+        invite = await c.send("REQ", "inv", {"kinds": [28935]})
+        # A member holding defined roles leaves like any other.
+        await c.auth(world.member.secret, f"ws://{world.host}")
+        left = ok(await c.send("EVENT", signed(world.member.secret, 28936, [["-"]])))
+        return answer, roles, invite, left
+
+    answer, roles, invite, left = run(db_url, key, world, scenario)
+    assert _events_of(answer, "l") == [live]
+    assert roles == ["owner", "admin", "member"]
+    assert _invite(invite)["kind"] == 28935
+    assert left == (True, "")
+    after = reader.member_list(world.cid)
+    assert [t for t in after["tags"] if t[1:2] == [world.member.pubkey]] == []
+    assert ["member", world.admin.pubkey, "admin", "vip"] in after["tags"]
+    assert reader.member_list_drift(world.cid) == []
+
+
+@pytest.mark.parametrize(
+    "kind, tags",
+    [
+        (33534, [["-"], ["d", "vip"], ["label", "VIP"]]),
+        (33534, [["d", "admin"], ["label", "Admin"]]),
+        (5, [["-"], ["a", "33534:{relay}:vip"], ["k", "33534"]]),
+        (5, [["e", "0" * 64]]),
+    ],
+)
+def test_role_events_from_clients_are_blocked(db_url, key, world, kind, tags):
+    tags = [[v.format(relay=key.pubkey) for v in t] for t in tags]
+
+    async def scenario(c):
+        await c.auth(world.owner.secret, f"ws://{world.host}")
+        return ok(await c.send("EVENT", signed(world.owner.secret, kind, tags)))
+
+    before = world.mem.role_definitions(world.cid)
+    assert run(db_url, key, world, scenario) == (False, f"blocked: only the relay publishes kind {kind}")
+    assert world.mem.role_definitions(world.cid) == before
+    assert world.mem.role_deletions(world.cid) == []
+
+
+def test_deliver_sends_role_events_to_the_subscriptions_they_match(db_url, key, world):
+    async def scenario(c):
+        await c.send("REQ", "vip", {"kinds": [33534], "#d": ["vip"]})
+        await c.send("REQ", "mod", {"kinds": [33534], "#d": ["mod"]})
+        await c.send("REQ", "deletions", {"kinds": [5], "#k": ["33534"]})
+        await c.send("REQ", "lists", {"kinds": [13534]})
+        defined = world.mem.define_role(world.cid, "vip", "VIP", color=120)
+        assigned = world.mem.assign_role(world.cid, world.member.pubkey, "vip")
+        deleted = world.mem.delete_role(world.cid, "vip")
+        out = []
+        for write in (defined, assigned, deleted):
+            events = [_role_wire(ev) for ev in write.events]
+            out.append([json.loads(m) for m in c.session.deliver(events)])
+        return defined, assigned, deleted, out
+
+    defined, assigned, deleted, (first, middle, second) = run(db_url, key, world, scenario)
+    (definition,) = defined.events  # a definition alone: no list
+    assert definition["kind"] == 33534 and defined.snapshot is None
+    assert first == [["EVENT", "vip", definition]]
+    assert middle == [["EVENT", "lists", assigned.snapshot]]
+    assert ["member", world.member.pubkey, "member", "vip"] in assigned.snapshot["tags"]
+    # Deleting a role someone holds: its kind 5 and the list without it.
+    by_kind = {ev["kind"]: ev for ev in deleted.events}
+    assert sorted(by_kind) == [5, 13534]
+    assert sorted(second, key=lambda m: m[1]) == [
+        ["EVENT", "deletions", by_kind[5]],
+        ["EVENT", "lists", by_kind[13534]],
+    ]
+
+
+def _role_wire(ev: dict[str, Any]) -> WireEvent:
+    """A WireEvent as the backend builds it, tags of every kind included."""
+    letters: dict[str, tuple[str, ...]] = {}
+    for t in ev["tags"][1:] if ev["kind"] != 13534 else []:
+        if len(t[0]) == 1 and t[0] not in letters:
+            letters[t[0]] = (t[1],)
+    return WireEvent(ev["id"], ev["pubkey"], ev["kind"], ev["created_at"], json.dumps(ev), letters)
+
+
+def test_the_refusal_of_another_kind_names_the_served_ones(db_url, key, world):
+    async def scenario(c):
+        return await c.send("REQ", "s", {"kinds": [33534, 1]})
+
+    [[verb, _sub, reason]] = run(db_url, key, world, scenario)
+    assert verb == "CLOSED"
+    assert reason.startswith("unsupported: kind 1 ") and "33534 and 5" in reason

@@ -422,3 +422,150 @@ def test_live_push_survives_the_loss_of_the_listening_connection(
         assert len(added) == len(set(added)) == 35
         assert set(unheard) <= set(added), "an 8000 committed while not listening was missed"
     assert "buzz_relay_listener_reconnects_total 2.0" in relay.process.get("/metrics")[1]
+
+
+# ------------------------------------------------------------------ roles (33534 and kind 5)
+
+
+async def _quiet(sock: Socket, seconds: float = 0.5) -> list[list[Any]]:
+    """Whatever arrives within `seconds` (nothing, when all is well)."""
+    extra = []
+    try:
+        while True:
+            extra.append(await sock.recv(seconds))
+    except TimeoutError:
+        return extra
+
+
+def test_role_definitions_and_deletions_are_pushed_as_they_commit(relay: Relay, reader: Membership):
+    """Role writes made through SQL by another service reach open subscriptions at COMMIT:
+    a definition alone (no list), a redefinition, a definition and its assignment in one
+    transaction (the 33534 before the list naming it), a deletion (its kind 5 before the list
+    without it); a rolled-back definition never."""
+    cid, mem = relay.community_id, relay.mem
+    member = relay.member.pubkey
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            await sock.send("REQ", "defs", {"kinds": [33534]})
+            stored = await sock.until("EOSE")
+            assert sorted(m[2]["tags"][1][1] for m in stored[:-1]) == ["admin", "member", "owner"]
+            await sock.send("REQ", "vip", {"kinds": [33534], "#d": ["vip"], "authors": [relay.key.pubkey]})
+            assert await sock.until("EOSE") == [["EOSE", "vip"]]
+            await sock.send("REQ", "del", {"kinds": [5], "#k": ["33534"]})
+            assert await sock.until("EOSE") == [["EOSE", "del"]]
+            await sock.send("REQ", "lists", {"kinds": [13534]})
+            assert len(await sock.until("EOSE")) == 2
+
+            # A definition alone: its 33534 to both subscriptions that match, no list.
+            write = mem.define_role(cid, "vip", "VIP", "Very important", 45, 10)
+            (vip,) = write.events
+            got = [await sock.recv(), await sock.recv()]
+            assert sorted(got, key=lambda m: m[1]) == [["EVENT", "defs", vip], ["EVENT", "vip", vip]]
+            verify_both(got[0][2])
+            assert await _quiet(sock) == []
+
+            # Rolled back: nothing.
+            with pytest.raises(LookupError), mem.transaction() as tx:
+                tx.define_role(cid, "ghost", "Ghost")
+                raise LookupError("changed my mind")
+            # Redefined: the new 33534 replaces the old (same d).
+            (vip2,) = mem.define_role(cid, "vip", "V.I.P.").events
+            got = [await sock.recv(), await sock.recv()]
+            assert sorted(got, key=lambda m: m[1]) == [["EVENT", "defs", vip2], ["EVENT", "vip", vip2]]
+            assert vip2["created_at"] > vip["created_at"]
+            assert vip2["tags"] == [["-"], ["d", "vip"], ["label", "V.I.P."]]
+
+            # Defined and assigned in one transaction: the definition comes before the list.
+            with mem.transaction() as tx:
+                tx.define_role(cid, "mod", "Moderator")
+                tx.assign_role(cid, member, "mod")
+                tx.assign_role(cid, member, "vip")
+            by_kind = {ev["kind"]: ev for ev in tx.events}
+            assert sorted(by_kind) == [13534, 33534]
+            assert [await sock.recv(), await sock.recv()] == [
+                ["EVENT", "defs", by_kind[33534]],
+                ["EVENT", "lists", by_kind[13534]],
+            ]
+            assert ["member", member, "member", "mod", "vip"] in by_kind[13534]["tags"]
+
+            # Deleted while held: the kind 5, then the list without it.
+            deleted = mem.delete_role(cid, "vip")
+            by_kind = {ev["kind"]: ev for ev in deleted.events}
+            assert [await sock.recv(), await sock.recv()] == [
+                ["EVENT", "del", by_kind[5]],
+                ["EVENT", "lists", by_kind[13534]],
+            ]
+            verify_both(by_kind[5])
+            assert by_kind[5]["tags"] == [["-"], ["a", f"33534:{relay.key.pubkey}:vip"], ["k", "33534"]]
+            assert ["member", member, "member", "mod"] in by_kind[13534]["tags"]
+            assert await _quiet(sock) == []
+
+            # A new connection reads what is live now: no vip, mod, and the deletion.
+            late, _ = await connect(http, relay.url)
+            await late.send("REQ", "r", {"kinds": [33534, 5], "#d": ["vip", "mod"]}, {"kinds": [5]})
+            answer = await late.until("EOSE")
+            assert [m[2]["kind"] for m in answer[:-1]] == [5, 33534]
+            assert answer[1][2]["tags"][1] == ["d", "mod"]
+
+    asyncio.run(main())
+    assert reader.member_list_drift(cid) == []
+
+
+def test_role_events_committed_while_not_listening_are_caught_up(
+    relay: Relay, reader: Membership, admin_url: str
+):
+    cid, mem = relay.community_id, relay.mem
+    dbname = conninfo_to_dict(relay.db_url)["dbname"]
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            await sock.send("REQ", "roles", {"kinds": [33534, 5]})
+            await sock.until("EOSE")
+            (first,) = mem.define_role(cid, "first", "First").events
+            assert await sock.recv() == ["EVENT", "roles", first]
+            with psycopg.connect(admin_url, autocommit=True) as admin:
+                admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS false')
+                try:
+                    admin.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                        " WHERE application_name = 'buzz-relay listen' AND datname = %s",
+                        (dbname,),
+                    )
+                    (second,) = mem.define_role(cid, "second", "Second").events
+                    (deletion,) = mem.delete_role(cid, "first").events
+                    await asyncio.sleep(0.5)  # the relay tries, and fails, to listen again
+                finally:
+                    admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS true')
+            got = [await sock.recv(15), await sock.recv(15)]
+            assert got == [["EVENT", "roles", second], ["EVENT", "roles", deletion]]
+            assert await _quiet(sock) == []
+
+    asyncio.run(main())
+    assert "buzz_relay_listener_reconnects_total 1.0" in relay.process.get("/metrics")[1]
+
+
+def test_client_role_events_are_blocked_over_the_wire(relay: Relay, reader: Membership):
+    before = reader.role_definitions(relay.community_id)
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, challenge = await connect(http, relay.url)
+            await sock.send("AUTH", auth_event(relay.owner.secret, challenge, relay.url))
+            assert (await sock.recv())[2] is True
+            forged = [
+                (33534, [["-"], ["d", "owner"], ["label", "Pwned"]]),
+                (5, [["-"], ["a", f"33534:{relay.key.pubkey}:admin"], ["k", "33534"]]),
+            ]
+            for kind, tags in forged:
+                ev = signed(relay.owner.secret, kind, tags)
+                await sock.send("EVENT", ev)
+                assert await sock.recv() == [
+                    "OK", ev["id"], False, f"blocked: only the relay publishes kind {kind}"
+                ]
+
+    asyncio.run(main())
+    assert reader.role_definitions(relay.community_id) == before
+    assert reader.role_deletions(relay.community_id) == []

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import sys
+from collections import Counter
 
 from . import migrate
 from .keys import RelayKey
@@ -26,14 +27,17 @@ def person(name: str) -> str:
 
 
 def show(what: str, write: MembershipWrite) -> None:
+    kinds = Counter(ev["kind"] for ev in write.events)
+    roles = f", {kinds[33534]} role definition(s)" if kinds[33534] else ""
+    roles += f", {kinds[5]} role deletion(s)" if kinds[5] else ""
     if write.snapshot is None:
-        print(f"  {what:<48} -> {write.outcome:<16} (no change, no list)")
+        print(f"  {what:<48} -> {write.outcome!s:<16} (no list){roles or ', no change'}")
     else:
         members = len(write.snapshot["tags"]) - 1
         print(
             f"  {what:<48} -> {write.outcome!s:<16} list {write.snapshot['id'][:12]}… "
             f"created_at {write.snapshot['created_at']}, {members} members, "
-            f"{len(write.events) - 1} 8000/8001 event(s)"
+            f"{kinds[8000] + kinds[8001]} 8000/8001 event(s){roles}"
         )
 
 
@@ -98,14 +102,29 @@ def main() -> int:
         kinds = [ev["kind"] for ev in tx.events]
         print(f"  events: {kinds}")
 
+        print("5. roles clients can discover (kind 33534), and member tags that name them:")
+        show(
+            "define_role(moderator)",
+            m.define_role(community, "moderator", "Moderator", "Keeps the peace", 210, 3),
+        )
+        show("assign_role(erin, moderator)", m.assign_role(community, pk["erin"], "moderator"))
+        show("define_role(greeter)", m.define_role(community, "greeter", "Greeter"))
+        show("delete_role(greeter)", m.delete_role(community, "greeter"))
+        for ev in m.role_definitions(community):
+            tags = dict(t for t in ev["tags"][1:] if len(t) == 2)
+            print(
+                f"  33534 {tags['d']:<10} {tags.get('label', ''):<10} verifies: {verify_event(ev)}"
+            )
+
         live = m.member_list(community)
-        print("5. the live signed list (kind 13534), as a relay serves it:")
+        print("6. the live signed list (kind 13534), as a relay serves it:")
         print(json.dumps(live, separators=(",", ":")))
         names_by_pk = {v: k for k, v in pk.items()}
-        for _, member, role in live["tags"][1:]:
-            print(f"  {names_by_pk.get(member, '?'):<6} {role:<7} {encode_npub(member)}")
+        for _, member, role, *held in live["tags"][1:]:
+            line = f"  {names_by_pk.get(member, '?'):<6} {role:<7} {encode_npub(member)}"
+            print(" ".join([line, *held]))
 
-        print("6. verification, independent of the database:")
+        print("7. verification, independent of the database:")
         ok_ours = verify_event(live)
         print(f"  buzz_signer.nostr.verify_event (id recomputed, BIP-340 signature): {ok_ours}")
         ok_sdk = True
@@ -116,9 +135,9 @@ def main() -> int:
         else:
             ok_sdk = Event.from_json(json.dumps(live)).verify()
             print(f"  nostr-sdk Event.verify(): {ok_sdk}")
-        stored = {(mb.pubkey, mb.role) for mb in m.relay_members(community)}
-        listed = {(t[1], t[2]) for t in live["tags"][1:]}
-        print(f"  the list names exactly the stored members: {stored == listed}")
+        stored = {(mb.pubkey, mb.role, *mb.roles) for mb in m.relay_members(community)}
+        listed = {tuple(t[1:]) for t in live["tags"][1:]}
+        print(f"  the list names exactly the stored members and roles: {stored == listed}")
         drift = m.member_list_drift()
         print(f"  member_list_drift(): {drift or 'empty'}")
         return 0 if ok_ours and ok_sdk and stored == listed and not drift else 1

@@ -24,6 +24,8 @@ TARGET_WAL_BYTES_AT_10K = 16 * 1024
 TARGET_LIST_MS_AT_10K = 5.0
 TARGET_BATCH_MS = 2_000.0
 TARGET_SCALING = 1.7
+# Ours: defined roles held by every member cost a write at most this much more (bench.roles).
+TARGET_ROLES_WRITE_RATIO = 1.2
 
 
 def add_ratios(figures: dict[str, dict[str, Any]], writers: int) -> None:
@@ -114,6 +116,15 @@ def targets(figures: dict[str, dict[str, Any]], plan: Plan) -> list[dict[str, An
         eight["median"] / one["median"] if one and eight and one["median"] else None,
         f">= {TARGET_SCALING:g}x",
         lambda v: v >= TARGET_SCALING,
+    )
+    size = plan.sizes[-1]
+    plain, roled = fig(f"write_ms_plain@{size}"), fig(f"write_ms_roles@{size}")
+    target(
+        f"write at {size:,} members holding roles / holding none",
+        f"write_ms_roles@{size} / write_ms_plain@{size}",
+        roled["median"] / plain["median"] if plain and roled and plain["median"] else None,
+        f"<= {TARGET_ROLES_WRITE_RATIO:g}x",
+        lambda v: v <= TARGET_ROLES_WRITE_RATIO,
     )
     return out
 

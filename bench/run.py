@@ -17,7 +17,7 @@ taken interleaved with the membership writes, one before each write. docs/benchm
 what each figure means.
 
 This module is the driver only: each figure is measured in the module named after it
-(bench.latency, cpu, wal, throughput, batch, verify, profile); bench.report judges and prints.
+(bench.latency, cpu, wal, roles, throughput, batch, verify, profile); bench.report judges and prints.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Sequence
 
-from . import batch, cpu, latency, profile, report, throughput, verify, wal
+from . import batch, cpu, latency, profile, report, roles, throughput, verify, wal
 from .common import FULL, QUICK, Bench, Plan, database_options, drop, fresh_database, log
 
 DEFAULT_DB = "buzz_bench"
@@ -60,6 +60,7 @@ def run(b: Bench) -> None:
     for i, size in enumerate(p.sizes):
         wal.wal(b, i, size)
     profile.profile(b)  # in the same state as the figures above
+    roles.roles(b)
     throughput.throughput(b)
     batch.batch_add(b)
     batch.backfill(b)

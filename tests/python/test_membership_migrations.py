@@ -14,6 +14,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from fixtures_membership import new_pubkey
 from psycopg import sql
 
 from buzz_signer.keys import RelayKey
@@ -328,3 +329,43 @@ def test_downgrade_to_base_and_up_again(new_database, head):
         ).fetchone() == (True,)
     alembic(url, "upgrade", "head")
     assert catalog(url) == head[1]
+
+
+def test_upgrading_to_roles_defines_the_base_roles_of_existing_communities(new_database):
+    """Revision 0005 gives a community that existed before it the three base role
+    definitions, unsigned (a migration cannot sign): drift says so, and a republish signs them
+    and the list. Before 0005 no function file is applied, so the community is made with SQL."""
+    url = new_database()
+    alembic(url, "upgrade", "0004")
+    owner, member = sorted(new_pubkey() for _ in range(2))
+    with psycopg.connect(url, autocommit=True) as c:
+        (cid,) = c.execute(
+            "INSERT INTO buzz_private.communities (host) VALUES ('old.example.org')"
+            " RETURNING community_id"
+        ).fetchone()
+        c.execute(
+            "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
+            " VALUES (%s, %s, 'owner'), (%s, %s, 'member')",
+            (cid, owner, cid, member),
+        )
+    alembic(url, "upgrade", "head")
+    key = RelayKey.generate()
+    with Membership.connect(url, key) as m:
+        assert [(mb.pubkey, mb.role, mb.roles) for mb in m.relay_members(cid)] == [
+            (owner, "owner", []),
+            (member, "member", []),
+        ]
+        assert sorted((d.problem, d.detail) for d in m.member_list_drift(cid)) == [
+            ("missing", "no live membership list"),
+            ("role_missing", "role admin has no live 33534 definition"),
+            ("role_missing", "role member has no live 33534 definition"),
+            ("role_missing", "role owner has no live 33534 definition"),
+        ]
+        w = m.republish_member_list(cid)
+        assert [ev["kind"] for ev in w.events] == [13534, 33534, 33534, 33534]
+        assert m.member_list_drift() == []
+        assert [ev["tags"][1:] for ev in m.role_definitions(cid)] == [
+            [["d", "admin"], ["label", "Admin"], ["order", "1"]],
+            [["d", "member"], ["label", "Member"], ["order", "2"]],
+            [["d", "owner"], ["label", "Owner"], ["order", "0"]],
+        ]

@@ -5,6 +5,9 @@ buggy must not be able to make the relay sign anything but a well-formed event o
 (NIP-43 membership, SPEC section 2; role definitions and their deletions, section 6): so
 every prepared event is parsed and checked in full, in its one canonical byte form, before
 any of them is signed.
+
+The checks (EventShapes) need only a public key, so `buzz-admin verify` uses them too, on
+the live events: the shapes are written once, here.
 """
 
 from __future__ import annotations
@@ -30,15 +33,24 @@ from .nostr import (
     serialize_event,
 )
 
-__all__ = ["PreparedEvent", "RefusedToSign", "Signer", "signed_event"]
+__all__ = [
+    "BASE_ROLES",
+    "EventShapes",
+    "MembersOutOfOrder",
+    "PreparedEvent",
+    "RefusedToSign",
+    "Signer",
+    "is_role_id",
+    "signed_event",
+]
 
 _KINDS = frozenset((KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER))
-_BASE_ROLES = frozenset(("owner", "admin", "member"))
+BASE_ROLES = frozenset(("owner", "admin", "member"))
 # SPEC section 6. fullmatch, never match with $ (which also matches before a final newline).
 _ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
-# The canonical text of a 13534 list, in pieces (see Signer._check_list).
+# The canonical text of a 13534 list, in pieces (see EventShapes._check_list).
 _MEMBER_TAG = ',["member","'
-_ROLE_ENDINGS = frozenset(f'","{role}"]' for role in _BASE_ROLES)
+_ROLE_ENDINGS = frozenset(f'","{role}"]' for role in BASE_ROLES)
 _OWNER_ENDING = '","owner"]'
 # The ending of a member who holds defined roles: base role, then role ids (no escapes).
 _ROLES_ENDING = re.compile(r'","(?:owner|admin|member)"(?:,"[a-z0-9_-]{1,64}")+\]')
@@ -91,13 +103,18 @@ class RefusedToSign(Exception):
     """A prepared event is not one the relay signs; the message says what is wrong."""
 
 
+class MembersOutOfOrder(RefusedToSign):
+    """A membership list, well-formed but for its member tags' pubkey order."""
+
+
 def _label(ev: PreparedEvent) -> str:
     # The id comes from the database and may be garbage: bound what we echo.
     shown = ev.id if is_lower_hex(ev.id, 64) else repr(ev.id)[:80]
     return f"event {shown}"
 
 
-def _is_role_id(value: object) -> bool:
+def is_role_id(value: object) -> bool:
+    """A role id of SPEC section 6: 1-64 characters of [a-z0-9_-]."""
     return type(value) is str and _ROLE_ID.fullmatch(value) is not None
 
 
@@ -113,7 +130,7 @@ def _defined_roles_fault(ending: str) -> str | None:
     for prev, role in pairwise(ids):
         if prev >= role:
             return f"repeats defined role {role}" if prev == role else "has roles out of order"
-    base = _BASE_ROLES.intersection(ids)
+    base = BASE_ROLES.intersection(ids)
     return f"has {min(base)}, a base role, as a defined role" if base else None
 
 
@@ -135,25 +152,30 @@ def _role_field_fault(name: str, value: object) -> str | None:
     return None
 
 
-class Signer:
-    """Checks prepared events against the shapes of SPEC sections 2 and 6; signs them."""
+class EventShapes:
+    """The shapes of SPEC sections 2 and 6 for the events of one key: the checking part of the
+    Signer, which needs only the public key.
 
-    def __init__(self, key: RelayKey) -> None:
-        self._key = key
-        self._pubkey = key.pubkey
+    The Signer refuses to sign anything that `check` refuses; `buzz-admin verify` asks the
+    same of each live event, by the event's own key (which key signed is a problem of its own).
+    `author` names the key in refusals ("the relay's key", or e.g. "its own key").
+    """
+
+    def __init__(self, pubkey: str, *, author: str = "the relay's key") -> None:
+        if not is_lower_hex(pubkey, 64):
+            raise ValueError("pubkey is not 64 lowercase hex characters")
+        self._pubkey = pubkey
+        self._author = author
 
     @property
     def pubkey(self) -> str:
-        """The relay's public key: the only author this signer signs for."""
+        """The only author whose events pass."""
         return self._pubkey
 
-    def check(self, ev: PreparedEvent) -> list[Any]:
-        """Return the parsed NIP-01 array if `ev` may be signed, else raise RefusedToSign."""
-        self._refuse_unless_signable(ev)
-        return json.loads(ev.serialized)
-
-    def _refuse_unless_signable(self, ev: PreparedEvent) -> None:
-        what = _label(ev)
+    def check(self, ev: PreparedEvent, *, what: str | None = None) -> None:
+        """Return if `ev` is well-formed, else raise RefusedToSign (MembersOutOfOrder for a list
+        whose only fault is its order), its message starting with `what` (default: its id)."""
+        what = _label(ev) if what is None else what
         serialized = ev.serialized
         if type(serialized) is not str:
             raise RefusedToSign(f"{what}: serialized is not text")
@@ -190,7 +212,7 @@ class Signer:
         head = f'[0,"{self._pubkey}",{ev.created_at},{KIND_MEMBERSHIP_LIST},[["-"]'
         if not text.startswith(head):
             raise RefusedToSign(
-                f"{what}: not a membership list by the relay's key {self._pubkey} at its "
+                f"{what}: not a membership list by {self._author} {self._pubkey} at its "
                 'created_at, with ["-"] as first tag'
             )
         if not text.endswith(_LIST_TAIL) or len(text) < len(head) + len(_LIST_TAIL):
@@ -220,7 +242,9 @@ class Signer:
             raise RefusedToSign(f"{what}: a member pubkey is not 64 lowercase hex characters")
         if not all(map(operator.lt, pubkeys, pubkeys[1:])):
             bad = next(i for i in range(1, len(pubkeys)) if pubkeys[i - 1] >= pubkeys[i])
-            raise RefusedToSign(f"{what}: tag {bad + 1} is not in strictly increasing pubkey order")
+            raise MembersOutOfOrder(
+                f"{what}: tag {bad + 1} is not in strictly increasing pubkey order"
+            )
 
     @staticmethod
     def _check_defined_roles(what: str, endings: list[str]) -> int:
@@ -250,7 +274,7 @@ class Signer:
                 f'{what}: tags must start with ["-"], ["d", role id] in a role definition'
             )
         d = tags[1]
-        if type(d) is not list or len(d) != 2 or d[0] != "d" or not _is_role_id(d[1]):
+        if type(d) is not list or len(d) != 2 or d[0] != "d" or not is_role_id(d[1]):
             raise RefusedToSign(
                 f'{what}: tag 1 is not ["d", role id] with a role id of 1-64 [a-z0-9_-]'
             )
@@ -317,8 +341,8 @@ class Signer:
         if kind != str(KIND_ROLE):
             raise RefusedToSign(f"{what}: the a tag does not address a kind {KIND_ROLE} event")
         if pubkey != self._pubkey:
-            raise RefusedToSign(f"{what}: the a tag does not address an event of the relay's key")
-        if not _is_role_id(role):
+            raise RefusedToSign(f"{what}: the a tag does not address an event of {self._author}")
+        if not is_role_id(role):
             raise RefusedToSign(f"{what}: the a tag's role id is not 1-64 [a-z0-9_-]")
         raise RefusedToSign(f"{what}: serialized is not in canonical NIP-01 form")
 
@@ -339,7 +363,7 @@ class Signer:
         if type(zero) is not int or zero != 0:
             raise RefusedToSign(f"{what}: the array does not start with 0")
         if pubkey != self._pubkey:
-            raise RefusedToSign(f"{what}: pubkey is not the relay's key {self._pubkey}")
+            raise RefusedToSign(f"{what}: pubkey is not {self._author} {self._pubkey}")
         if type(created_at) is not int or created_at != ev.created_at:
             raise RefusedToSign(f"{what}: created_at does not match the prepared row")
         if type(kind) is not int or type(ev.kind) is not int or kind != ev.kind:
@@ -401,6 +425,26 @@ class Signer:
         ):
             raise RefusedToSign(f'{what}: tags must be exactly [["-"], ["p", pubkey]]')
 
+
+class Signer:
+    """Checks prepared events against the shapes of SPEC sections 2 and 6 (EventShapes of the
+    relay key); signs them."""
+
+    def __init__(self, key: RelayKey) -> None:
+        self._key = key
+        self._pubkey = key.pubkey
+        self._shapes = EventShapes(key.pubkey)
+
+    @property
+    def pubkey(self) -> str:
+        """The relay's public key: the only author this signer signs for."""
+        return self._pubkey
+
+    def check(self, ev: PreparedEvent) -> list[Any]:
+        """Return the parsed NIP-01 array if `ev` may be signed, else raise RefusedToSign."""
+        self._shapes.check(ev)
+        return json.loads(ev.serialized)
+
     def invite(self, code: str, requester: str, expiration: int, created_at: int) -> dict[str, Any]:
         """A kind 28935 invite for `requester`, signed: built here, never by the database.
 
@@ -428,7 +472,8 @@ class Signer:
         stores anything, so a faulty key or library is refused there (BZSIG), once.
         """
         events = list(events)
+        check = self._shapes.check
         for ev in events:
-            self._refuse_unless_signable(ev)
+            check(ev)
         sign = self._key.sign
         return [sign(ev.id, verify=False) for ev in events]

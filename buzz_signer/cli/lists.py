@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import itertools
 import json
-import re
 import time
 import uuid
 from typing import Any, NamedTuple
@@ -18,10 +16,19 @@ from ..nostr import (
     KIND_MEMBERSHIP_LIST,
     KIND_ROLE,
     compute_id,
+    event_id,
+    serialize_event,
     verify_event,
     verify_signature,
 )
-from ..signer import RefusedToSign
+from ..signer import (
+    BASE_ROLES,
+    EventShapes,
+    MembersOutOfOrder,
+    PreparedEvent,
+    RefusedToSign,
+    is_role_id,
+)
 from ._core import (
     BAD_INPUT,
     FAILURE,
@@ -53,14 +60,7 @@ from ._core import (
 )
 
 CHANNEL = "buzz_membership"
-ROLES = frozenset(("owner", "admin", "member"))
 EVENT_KEYS = frozenset(("id", "pubkey", "created_at", "kind", "tags", "content", "sig"))
-# SPEC section 6: role ids, and the values of a definition's tags. fullmatch, never $.
-ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
-ROLE_FIELDS = ("label", "description", "color", "order")
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-COLOR = re.compile("0|[1-9][0-9]{0,2}")
-ORDER = re.compile("0|-?[1-9][0-9]{0,9}")
 
 
 def register(main: click.Group) -> None:
@@ -208,19 +208,36 @@ def republish_members(all_: bool, drifted: bool) -> None:
 Member = tuple[str, str, tuple[str, ...]]  # pubkey, base role, defined roles held (ascending)
 
 
-def _is_role_id(value: object) -> bool:
-    return isinstance(value, str) and ROLE_ID.fullmatch(value) is not None
+def _refusal(event: dict[str, Any], kind: int, what: str) -> RefusedToSign | None:
+    """Why the Signer's shapes (SPEC sections 2 and 6, signer.EventShapes) refuse a live event
+    of `kind`, by its own key (which key signed is a problem of its own); None if well-formed.
 
-
-def _defined_roles_fault(held: list[Any]) -> str | None:
-    """What is wrong with the defined roles after a member tag's base role, if anything."""
-    if not all(_is_role_id(r) for r in held):
-        return "a defined role is not a role id (1-64 of a-z 0-9 _ -)"
-    if any(r in ROLES for r in held):
-        return "a base role is named as a defined role"
-    if any(a >= b for a, b in itertools.pairwise(held)):
-        return "the defined roles are not in strictly ascending order"
+    The event is checked as the Signer checks what it signs: as the canonical NIP-01 text of
+    its fields, with the sha256 of that text as id (whether the id is right is id_mismatch).
+    """
+    if type(event["kind"]) is not int or event["kind"] != kind:
+        return RefusedToSign(f"{what}: kind {event['kind']}, not {kind}")
+    pubkey, created_at = event["pubkey"], event["created_at"]
+    try:
+        shapes = EventShapes(pubkey, author="its own key")
+    except ValueError as exc:
+        return RefusedToSign(f"{what}: {exc}")
+    serialized = serialize_event(pubkey, created_at, kind, event["tags"], event["content"])
+    try:
+        digest = event_id(serialized)
+    except UnicodeEncodeError:
+        digest = ""  # check says why
+    try:
+        shapes.check(PreparedEvent("", digest, kind, created_at, serialized), what=what)
+    except RefusedToSign as exc:
+        return exc
     return None
+
+
+def _role_id(event: dict[str, Any]) -> str | None:
+    """The role a live 33534 or kind 5 is about, if its d or a tag names a role id."""
+    role = _role_of(event)
+    return role if is_role_id(role) else None
 
 
 def _held(role: str, roles: tuple[str, ...]) -> str:
@@ -241,30 +258,17 @@ def check_list(event: Any, stored: list[Member], relay_pubkey: str | None) -> li
     if not isinstance(event, dict) or not EVENT_KEYS <= set(event):
         return [("malformed", "the live list is not a NIP-01 event")]
     list_id = event["id"]
-    if event["kind"] != KIND_MEMBERSHIP_LIST:
-        problems.append(("malformed", f"kind {event['kind']}, not {KIND_MEMBERSHIP_LIST}"))
-    if event["content"] != "":
-        problems.append(("malformed", "content is not empty"))
+    refusal = _refusal(event, KIND_MEMBERSHIP_LIST, f"list {list_id}")
+    if refusal is not None:
+        unordered = isinstance(refusal, MembersOutOfOrder)
+        problems.append(("unordered" if unordered else "malformed", str(refusal)))
+    # What the member tags say, as far as they can be read (for members_differ).
     tags = event["tags"] if isinstance(event["tags"], list) else []
-    if not tags or tags[0] != ["-"]:
-        problems.append(("malformed", 'the first tag is not ["-"]'))
-    listed: list[Member] = []
-    for i, tag in enumerate(tags[1:], 2):
-        if (
-            isinstance(tag, list)
-            and len(tag) >= 3
-            and tag[0] == "member"
-            and isinstance(tag[1], str)
-            and tag[2] in ROLES
-        ):
-            fault = _defined_roles_fault(tag[3:])
-            if fault:
-                problems.append(("malformed", f"tag {i}: {fault}"))
-            listed.append((tag[1], tag[2], tuple(str(r) for r in tag[3:])))
-        else:
-            problems.append(
-                ("malformed", f'tag {i} is not ["member", pubkey, role, defined role...]')
-            )
+    listed: list[Member] = [
+        (tag[1], str(tag[2]), tuple(str(r) for r in tag[3:]))
+        for tag in tags[1:]
+        if isinstance(tag, list) and len(tag) >= 3 and tag[0] == "member" and type(tag[1]) is str
+    ]
     try:
         recomputed = compute_id(event)
     except (TypeError, ValueError) as exc:
@@ -285,9 +289,6 @@ def check_list(event: Any, stored: list[Member], relay_pubkey: str | None) -> li
                 ),
             )
         )
-    pubkeys = [pk for pk, _, _ in listed]
-    if any(a >= b for a, b in itertools.pairwise(pubkeys)):
-        problems.append(("unordered", "the member tags are not in strictly increasing order"))
     listed_roles = {pk: (role, roles) for pk, role, roles in listed}
     stored_roles = {pk: (role, roles) for pk, role, roles in stored}
     differences = []
@@ -319,86 +320,6 @@ def check_list(event: Any, stored: list[Member], relay_pubkey: str | None) -> li
     return problems
 
 
-def _role_field_fault(name: str, value: Any) -> str | None:
-    """What is wrong with the value of a 33534's label, description, color or order tag."""
-    if not isinstance(value, str):
-        return "is not text"
-    if name == "label":
-        if not 1 <= len(value) <= 64 or CONTROL.search(value):
-            return "is not 1-64 printable characters"
-    elif name == "description":
-        if len(value) > 500 or CONTROL.search(value):
-            return "is not at most 500 printable characters"
-    elif name == "color":
-        if not COLOR.fullmatch(value) or int(value) > 360:
-            return "is not a hue 0-360 in decimal"
-    elif not ORDER.fullmatch(value) or not -(2**31) <= int(value) < 2**31:
-        return "is not an integer in decimal"
-    return None
-
-
-def _definition_faults(event: dict[str, Any]) -> list[str]:
-    """What is wrong with the shape of a 33534 role definition (SPEC section 6)."""
-    faults = []
-    if event["kind"] != KIND_ROLE:
-        faults.append(f"kind {event['kind']}, not {KIND_ROLE}")
-    if event["content"] != "":
-        faults.append("content is not empty")
-    tags = event["tags"] if isinstance(event["tags"], list) else []
-    if not tags or tags[0] != ["-"]:
-        faults.append('the first tag is not ["-"]')
-    if len(tags) < 2 or not (isinstance(tags[1], list) and len(tags[1]) == 2 and tags[1][0] == "d"):
-        faults.append('the second tag is not ["d", role id]')
-    elif not _is_role_id(tags[1][1]):
-        faults.append("the d tag is not a role id (1-64 of a-z 0-9 _ -)")
-    last = -1
-    for i, tag in enumerate(tags[2:], 3):
-        if not (isinstance(tag, list) and len(tag) == 2 and tag[0] in ROLE_FIELDS):
-            faults.append(f"tag {i} is not [label|description|color|order, text]")
-            continue
-        place = ROLE_FIELDS.index(tag[0])
-        if place <= last:
-            faults.append(f"tag {i}: {tag[0]} repeated or out of order")
-        last = max(last, place)
-        fault = _role_field_fault(tag[0], tag[1])
-        if fault:
-            faults.append(f"tag {i}: {tag[0]} {fault}")
-    if not any(isinstance(t, list) and t[:1] == ["label"] for t in tags):
-        faults.append("it has no label")
-    return faults
-
-
-def _deletion_faults(event: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """The role a kind 5 deletion addresses (None if it names none) and what is wrong with
-    its shape: [["-"], ["a", "33534:<its own pubkey>:<role id>"], ["k", "33534"]]."""
-    faults = []
-    if event["kind"] != KIND_DELETION:
-        faults.append(f"kind {event['kind']}, not {KIND_DELETION}")
-    if event["content"] != "":
-        faults.append("content is not empty")
-    tags = event["tags"] if isinstance(event["tags"], list) else []
-    role = None
-    a = tags[1] if len(tags) == 3 and isinstance(tags[1], list) else None
-    if (
-        len(tags) != 3
-        or tags[0] != ["-"]
-        or tags[2] != ["k", str(KIND_ROLE)]
-        or a is None
-        or len(a) != 2
-        or a[0] != "a"
-        or not isinstance(a[1], str)
-    ):
-        faults.append(f'its tags are not [["-"], ["a", address], ["k", "{KIND_ROLE}"]]')
-    else:
-        kind, _, rest = a[1].partition(":")
-        pubkey, _, named = rest.partition(":")
-        if _is_role_id(named):
-            role = named
-        if kind != str(KIND_ROLE) or pubkey != event["pubkey"] or role is None:
-            faults.append(f"its a tag is not {KIND_ROLE}:<its own pubkey>:<role id>")
-    return role, faults
-
-
 def _role_event_signature(
     event: dict[str, Any], what: str, relay_pubkey: str | None
 ) -> list[tuple[str, str]]:
@@ -427,6 +348,26 @@ def _role_event_signature(
     return problems
 
 
+def _judged(ev: Any, kind: int, problems: list[tuple[str, str]]) -> tuple[str | None, str] | None:
+    """A live 33534 definition's or kind 5 deletion's role id (None if it names none) and its
+    name in details, its shape judged (role_malformed added to problems); None if it is not
+    a NIP-01 event at all."""
+    name = "definition" if kind == KIND_ROLE else "deletion"
+    if not isinstance(ev, dict) or not EVENT_KEYS <= set(ev):
+        problems.append(("role_malformed", f"a role {name} is not a NIP-01 event"))
+        return None
+    role = _role_id(ev)
+    what = f"{name} {ev['id']} of role {role or '?'}"
+    refusal = _refusal(ev, kind, what)
+    if refusal is not None:
+        problems.append(("role_malformed", str(refusal)))
+    elif kind == KIND_ROLE and not any(tag[0] == "label" for tag in ev["tags"][2:]):
+        # verify's own rule: SPEC section 6 and the Signer allow a definition without a
+        # label, but the database always writes one (roles.label is NOT NULL).
+        problems.append(("role_malformed", f"{what}: it has no label"))
+    return role, what
+
+
 def check_roles(
     definitions: list[Any],
     deletions: list[Any],
@@ -446,14 +387,10 @@ def check_roles(
     problems: list[tuple[str, str]] = []
     defined: dict[str, dict[str, Any]] = {}
     for ev in definitions:
-        if not isinstance(ev, dict) or not EVENT_KEYS <= set(ev):
-            problems.append(("role_malformed", "a role definition is not a NIP-01 event"))
+        judged = _judged(ev, KIND_ROLE, problems)
+        if judged is None:
             continue
-        d = ev["tags"][1] if isinstance(ev["tags"], list) and len(ev["tags"]) > 1 else None
-        role = d[1] if isinstance(d, list) and len(d) == 2 and _is_role_id(d[1]) else None
-        what = f"definition {ev['id']} of role {role or '?'}"
-        for fault in _definition_faults(ev):
-            problems.append(("role_malformed", f"{what}: {fault}"))
+        role, what = judged
         if role is not None:
             if role in defined:
                 problems.append(
@@ -468,13 +405,10 @@ def check_roles(
             defined[role] = ev
         problems.extend(_role_event_signature(ev, what, relay_pubkey))
     for ev in deletions:
-        if not isinstance(ev, dict) or not EVENT_KEYS <= set(ev):
-            problems.append(("role_malformed", "a role deletion is not a NIP-01 event"))
+        judged = _judged(ev, KIND_DELETION, problems)
+        if judged is None:
             continue
-        role, faults = _deletion_faults(ev)
-        what = f"deletion {ev['id']} of role {role or '?'}"
-        for fault in faults:
-            problems.append(("role_malformed", f"{what}: {fault}"))
+        role, what = judged
         # Deletions are not re-signed when the relay key rotates: any key of ours may sign one.
         problems.extend(_role_event_signature(ev, what, None))
         live = defined.get(role or "")
@@ -485,7 +419,7 @@ def check_roles(
                     f"{what} deletes the live definition {live['id']} of the same key",
                 )
             )
-    for base in sorted(ROLES - set(defined)):
+    for base in sorted(BASE_ROLES - set(defined)):
         problems.append(("role_missing", f"base role {base} has no live 33534 definition"))
     holders: dict[str, int] = {}
     for _, _, roles in stored:
@@ -496,7 +430,7 @@ def check_roles(
             if isinstance(tag, list):
                 for r in tag[3:]:
                     holders.setdefault(str(r), 0)
-    for r in sorted(set(holders) - set(defined) - ROLES):
+    for r in sorted(set(holders) - set(defined) - BASE_ROLES):
         n = holders[r]
         where = f"held by {n} member{'s' if n != 1 else ''}" if n else "named in the list"
         problems.append(("role_missing", f"role {r} is {where} but has no live 33534 definition"))
@@ -639,7 +573,8 @@ def verify(all_: bool, relay_pubkey: str | None) -> None:
 
 def _role_of(event: dict[str, Any]) -> str | None:
     """The role id of a 33534 (its d tag) or of a kind 5 deletion (its a tag's last part)."""
-    for tag in event.get("tags") or ():
+    tags = event.get("tags")
+    for tag in tags if isinstance(tags, list) else ():
         if not isinstance(tag, list) or len(tag) < 2 or not isinstance(tag[1], str):
             continue
         if event.get("kind") == KIND_ROLE and tag[0] == "d":

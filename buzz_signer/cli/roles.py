@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
@@ -11,6 +10,7 @@ import click
 from ..errors import InvalidRole
 from ..membership import MembershipWrite
 from ..nostr import KIND_DELETION, KIND_ROLE
+from ..signer import BASE_ROLES, is_role_id
 from ._core import (
     BAD_INPUT,
     NOT_FOUND,
@@ -31,8 +31,6 @@ from ._core import (
     write_command,
 )
 
-BASE_ROLES = ("owner", "admin", "member")
-ROLE_ID = re.compile(r"[a-z0-9_-]{1,64}")
 FIELDS = ("label", "description", "color", "order")
 
 DEFINE = {
@@ -131,7 +129,7 @@ def _role_failure(exc: InvalidRole, role: str) -> Failure:
     well-formed role that is not defined (assign only) names the command that defines it; a
     base role, the commands that give base roles."""
     hint = exc.hint
-    if ROLE_ID.fullmatch(role) and role not in BASE_ROLES:
+    if is_role_id(role) and role not in BASE_ROLES:
         hint = (
             f"`buzz-admin role define {role} --label LABEL` defines it; `buzz-admin role list` "
             "shows the defined roles"

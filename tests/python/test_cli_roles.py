@@ -575,6 +575,114 @@ def test_verify_catches_role_events_made_wrong_by_direct_sql(
     expect(cli("-c", host, "verify"), 0, "all 1 lists verified")
 
 
+# verify's shape checks are the Signer's (signer.EventShapes), by each event's own key: judged
+# here on events made in Python, for what direct SQL cannot easily make.
+
+_T = 1_700_000_000
+
+
+def _event(key: RelayKey, kind: int, tags: Any, content: str = "") -> dict[str, Any]:
+    event = {"pubkey": key.pubkey, "created_at": _T, "kind": kind, "tags": tags}
+    event["content"] = content
+    event["id"] = compute_id(event)
+    event["sig"] = key.sign(event["id"])
+    return event
+
+
+def _base_definitions(key: RelayKey) -> list[dict[str, Any]]:
+    return [_event(key, 33534, [["-"], ["d", r], ["label", r.title()]]) for r in BASE]
+
+
+def test_verify_judges_list_shapes_as_the_signer_does() -> None:
+    from buzz_signer.cli.lists import check_list
+
+    key, old = RelayKey.generate(), RelayKey.generate()
+    pks = sorted(new_pubkey() for _ in range(3))
+    stored = [(pk, role, ()) for pk, role in zip(pks, BASE, strict=True)]
+    tags = [["-"]] + [["member", pk, role] for pk, role, _ in stored]
+
+    def problems(event: dict[str, Any]) -> list[tuple[str, str]]:
+        return check_list(event, stored, key.pubkey)
+
+    assert problems(_event(key, 13534, tags)) == []
+    # Another key's list is wrong_key only: its shape is judged by its own key.
+    assert [p for p, _ in problems(_event(old, 13534, tags))] == ["wrong_key"]
+    # The Signer's order refusal is verify's unordered.
+    ev = _event(key, 13534, [tags[0], tags[2], tags[1], tags[3]])
+    assert problems(ev) == [
+        ("unordered", f"list {ev['id']}: tag 2 is not in strictly increasing pubkey order")
+    ]
+    # Rules the Signer has: one owner at most, lowercase pubkeys, no base role as defined role.
+    two = _event(key, 13534, [tags[0], tags[1], ["member", pks[1], "owner"], tags[3]])
+    assert ("malformed", f"list {two['id']}: more than one owner") in problems(two)
+    upper = _event(key, 13534, [tags[0], ["member", pks[0].upper(), "owner"], *tags[2:]])
+    assert (
+        "malformed",
+        f"list {upper['id']}: a member pubkey is not 64 lowercase hex characters",
+    ) in problems(upper)
+    base = _event(key, 13534, [tags[0], [*tags[1], "admin"], *tags[2:]])
+    assert (
+        "malformed",
+        f"list {base['id']}: tag 1 has admin, a base role, as a defined role",
+    ) in problems(base)
+    # A tag verify cannot read as a member is malformed, and not a crash.
+    odd = _event(key, 13534, [tags[0], tags[1], ["member", pks[1], ["x"]], tags[3]])
+    assert problems(odd)[0][0] == "malformed"
+    # Kind, content and a pubkey that is not one.
+    assert problems(_event(key, 8000, tags))[0][1].endswith(": kind 8000, not 13534")
+    content = problems(_event(key, 13534, tags, "x"))[0]
+    assert content[0] == "malformed" and "empty content" in content[1]
+    bad = dict(_event(key, 13534, tags), pubkey="zz")
+    assert (
+        "malformed",
+        f"list {bad['id']}: pubkey is not 64 lowercase hex characters",
+    ) in problems(bad)
+
+
+def test_verify_judges_role_event_shapes_as_the_signer_does() -> None:
+    from buzz_signer.cli.lists import check_roles
+
+    key, old = RelayKey.generate(), RelayKey.generate()
+    base = _base_definitions(key)
+
+    def problems(definitions: list[Any], deletions: tuple[Any, ...] = ()) -> list[tuple[str, str]]:
+        return check_roles(base + definitions, list(deletions), [], None, key.pubkey)
+
+    assert problems([]) == []
+    # The Signer's refusal, as the detail: tag numbers as the Signer counts them (from 0).
+    ev = _event(key, 33534, [["-"], ["d", "mods"], ["color", "361"], ["label", "Mods"]])
+    color = "tag 2: color must be an integer 0-360 in canonical decimal"
+    assert problems([ev]) == [("role_malformed", f"definition {ev['id']} of role mods: {color}")]
+    ev = _event(key, 33534, [["-"], ["d", "mods"], ["label", "a\nb"]])
+    label = "tag 2: label must be 1-64 characters, none of them a control character"
+    assert problems([ev]) == [("role_malformed", f"definition {ev['id']} of role mods: {label}")]
+    ev = _event(key, 33534, [["-"], ["d", "Mods"], ["label", "Mods"]], "x")
+    assert problems([ev]) == [
+        ("role_malformed", f"definition {ev['id']} of role ?: content must be empty")
+    ]
+    ev = _event(key, 33534, 5)
+    assert [p for p, _ in problems([ev])] == ["role_malformed", "role_bad_signature"]
+    # verify's own rule: a definition has a label (the database always writes one).
+    ev = _event(key, 33534, [["-"], ["d", "mods"], ["color", "1"]])
+    assert problems([ev]) == [
+        ("role_malformed", f"definition {ev['id']} of role mods: it has no label")
+    ]
+    # Deletions: by any key of ours, addressing that key's definition.
+    gone = _event(old, 5, [["-"], ["a", f"33534:{old.pubkey}:gone"], ["k", "33534"]])
+    assert problems([], (gone,)) == []
+    cross = _event(old, 5, [["-"], ["a", f"33534:{key.pubkey}:gone"], ["k", "33534"]])
+    not_own = "the a tag does not address an event of its own key"
+    assert problems([], (cross,)) == [
+        ("role_malformed", f"deletion {cross['id']} of role gone: {not_own}")
+    ]
+    extra = _event(key, 5, [["-"], ["a", f"33534:{key.pubkey}:gone"], ["k", "33534"], ["p", "x"]])
+    assert "a deletion's tags must be exactly" in problems([], (extra,))[0][1]
+    wrong_kind = _event(key, 33534, [["-"], ["a", f"33534:{key.pubkey}:gone"], ["k", "33534"]])
+    assert problems([], (wrong_kind,)) == [
+        ("role_malformed", f"deletion {wrong_kind['id']} of role ?: kind 33534, not 5")
+    ]
+
+
 # --------------------------------------------------------------------------- watch
 
 

@@ -21,7 +21,14 @@ from buzz_signer.nostr import (
     serialize_event,
     verify_event,
 )
-from buzz_signer.signer import PreparedEvent, RefusedToSign, Signer, signed_event
+from buzz_signer.signer import (
+    EventShapes,
+    MembersOutOfOrder,
+    PreparedEvent,
+    RefusedToSign,
+    Signer,
+    signed_event,
+)
 
 SECRET_HEX = "67dea2ed018072d675f5415ecfaed7d2597555e202d85b3d65ea4e58d2d92ffa"
 NSEC = "nsec1vl029mgpspedva04g90vltkh6fvh240zqtv9k0t9af8935ke9laqsnlfe5"
@@ -313,6 +320,30 @@ def test_refusal_names_the_problem(signer: Signer) -> None:
         signer.check(from_serialized(user.serialized, KIND_REMOVE_USER, T))
     with pytest.raises(RefusedToSign, match=r'tags must be exactly \[\["-"\], \["p", pubkey\]\]'):
         signer.check(prepared(KIND_ADD_USER, [["-"], ["p", A.upper()]]))
+
+
+def test_event_shapes_are_the_signers_checks_for_any_key(signer: Signer) -> None:
+    """EventShapes: the Signer's checks without its key (what `buzz-admin verify` uses)."""
+    other = RelayKey.generate().pubkey
+    shapes = EventShapes(other, author="its own key")
+    assert shapes.pubkey == other
+    ours = prepared(KIND_MEMBERSHIP_LIST, MEMBERS)
+    theirs = prepared(KIND_MEMBERSHIP_LIST, MEMBERS, pubkey=other)
+    shapes.check(theirs)
+    EventShapes(RELAY).check(ours)
+    with pytest.raises(RefusedToSign, match=f"not a membership list by its own key {other} "):
+        shapes.check(ours)
+    with pytest.raises(RefusedToSign, match="by the relay's key"):
+        signer.check(theirs)
+    # The order refusal is a MembersOutOfOrder, for the Signer too; `what` starts the message.
+    swapped = [["-"], ["member", B, "owner"], ["member", A, "admin"]]
+    with pytest.raises(MembersOutOfOrder, match=r"^list X: tag 2 is not in strictly increasing"):
+        shapes.check(prepared(13534, swapped, pubkey=other), what="list X")
+    with pytest.raises(MembersOutOfOrder, match=r"^event [0-9a-f]{64}: tag 2 is not"):
+        signer.check(prepared(13534, swapped))
+    for pubkey in (RELAY.upper(), KEY.npub, "", None):
+        with pytest.raises(ValueError, match="pubkey is not 64 lowercase hex characters"):
+            EventShapes(pubkey)  # type: ignore[arg-type]
 
 
 def _user_text(kind: int = KIND_ADD_USER, pk: str = A) -> str:

@@ -24,8 +24,6 @@ TARGET_WAL_BYTES_AT_10K = 16 * 1024
 TARGET_LIST_MS_AT_10K = 5.0
 TARGET_BATCH_MS = 2_000.0
 TARGET_SCALING = 1.7
-# Ours: defined roles held by every member cost a write at most this much more (bench.roles).
-TARGET_ROLES_WRITE_RATIO = 1.2
 
 
 def add_ratios(figures: dict[str, dict[str, Any]], writers: int) -> None:
@@ -117,14 +115,19 @@ def targets(figures: dict[str, dict[str, Any]], plan: Plan) -> list[dict[str, An
         f">= {TARGET_SCALING:g}x",
         lambda v: v >= TARGET_SCALING,
     )
+    # Ours (bench.roles): roles held by every member cost a write no more than the bytes they
+    # add to the list, which the write hashes, checks and sends.
     size = plan.sizes[-1]
     plain, roled = fig(f"write_ms_plain@{size}"), fig(f"write_ms_roles@{size}")
+    plain_list = fig(f"member_list_text_ms_plain@{size}")
+    roled_list = fig(f"member_list_text_ms_roles@{size}")
+    growth = roled_list["list_bytes"] / plain_list["list_bytes"] if plain_list and roled_list else 0
     target(
         f"write at {size:,} members holding roles / holding none",
         f"write_ms_roles@{size} / write_ms_plain@{size}",
         roled["median"] / plain["median"] if plain and roled and plain["median"] else None,
-        f"<= {TARGET_ROLES_WRITE_RATIO:g}x",
-        lambda v: v <= TARGET_ROLES_WRITE_RATIO,
+        f"<= {growth:.2f}x (list bytes)",
+        lambda v: v <= growth,
     )
     return out
 

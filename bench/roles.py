@@ -4,7 +4,7 @@ and what the role writes themselves cost, at the largest size.
 A second community of that size is built with two defined roles held by every member (setup,
 not timed). The same writes (add a new pubkey, then remove it) alternate between it and the
 community without roles, so both see the same load: ``write_ms_roles@N`` against
-``write_ms_plain@N``, and likewise ``member_list`` as text. ``assign_ms@N`` times
+``write_ms_plain@N``, and likewise ``member_list`` as text (with each list's size in bytes). ``assign_ms@N`` times
 ``assign_role`` / ``unassign_role`` of one member (a list rewrite, no 8000/8001), and
 ``define_role_ms`` a definition-only change (its 33534, no list).
 """
@@ -65,6 +65,10 @@ def roles(b: Bench) -> None:
     list_plain: list[float] = []
     list_roles: list[float] = []
     with text_loading(psycopg.connect(b.url, autocommit=True)) as conn:
+        plain_bytes, roles_bytes = (
+            len(conn.execute(q, (cid,)).fetchone()[0].encode())
+            for cid in (b.communities[size], with_roles)
+        )
         for _ in range(b.plan.list_reps[-1]):
             for cid, out in ((b.communities[size], list_plain), (with_roles, list_roles)):
                 t0 = time.perf_counter_ns()
@@ -75,12 +79,14 @@ def roles(b: Bench) -> None:
         f"member_list at {size:,}, no roles (paired)",
         "ms",
         summary(list_plain),
+        list_bytes=plain_bytes,
     )
     b.put(
         f"member_list_text_ms_roles@{size}",
         f"member_list at {size:,}, with roles",
         "ms",
         summary(list_roles),
+        list_bytes=roles_bytes,
     )
 
     member = b.su.execute(

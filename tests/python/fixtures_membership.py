@@ -6,6 +6,7 @@ gets a database of its own, copied from the migrated template.
 
 - ``key``: the relay key the test's ``mem`` signs with.
 - ``mem``: a Membership over its own autocommit connection, signing with ``key``.
+- ``either_api``: the same, once as Membership and once as AsyncMembership (parametrized).
 - ``reader``: a second Membership on ANOTHER connection, only for reads of committed state.
 - ``su``: a superuser autocommit connection to the test database (settings, direct SQL).
 - ``community``: a community created through ``mem`` (its id, host and owner).
@@ -22,6 +23,7 @@ from uuid import UUID
 import nostr_sdk
 import psycopg
 import pytest
+from async_bridge import BlockingAsyncMembership
 from coincurve import PrivateKey
 
 from buzz_signer.keys import RelayKey
@@ -93,6 +95,18 @@ def key() -> RelayKey:
 @pytest.fixture
 def mem(db_url: str, key: RelayKey) -> Iterator[Membership]:
     m = Membership.connect(db_url, key)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+def either_api(request: pytest.FixtureRequest, db_url: str, key: RelayKey) -> Iterator[Any]:
+    """Membership, or AsyncMembership on an AsyncConnection (behind a blocking bridge): a
+    module that tests both APIs defines its ``mem`` as this."""
+    m = Membership.connect(db_url, key) if request.param == "sync" else None
+    m = m or BlockingAsyncMembership(db_url, key)
     try:
         yield m
     finally:

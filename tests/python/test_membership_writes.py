@@ -18,7 +18,6 @@ from typing import Any
 import nostr_sdk
 import psycopg
 import pytest
-from async_bridge import BlockingAsyncMembership
 from psycopg.types.string import TextLoader
 
 pytest.register_assert_rewrite("fixtures_membership")
@@ -38,21 +37,15 @@ from fixtures_membership import (
 )
 
 from buzz_signer.errors import CommunityArchived
-from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership, MembershipWrite
 
 pytest_plugins = ("fixtures_membership",)
 
 
-@pytest.fixture(params=["sync", "async"])
-def mem(request: pytest.FixtureRequest, db_url: str, key: RelayKey):
+@pytest.fixture
+def mem(either_api):
     """The API under test: Membership, or AsyncMembership on an AsyncConnection."""
-    m = Membership.connect(db_url, key) if request.param == "sync" else None
-    m = m or BlockingAsyncMembership(db_url, key)
-    try:
-        yield m
-    finally:
-        m.close()
+    return either_api
 
 
 # A change case runs setup writes and then the write under test. It returns

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from async_bridge import BlockingAsyncMembership
 from fixtures_membership import (
     live_text,
     new_pubkey,
@@ -31,15 +30,10 @@ BASE_TAGS = {
 }
 
 
-@pytest.fixture(params=["sync", "async"])
-def mem(request: pytest.FixtureRequest, db_url: str, key: RelayKey):
+@pytest.fixture
+def mem(either_api):
     """The API under test: Membership, or AsyncMembership on an AsyncConnection."""
-    m = Membership.connect(db_url, key) if request.param == "sync" else None
-    m = m or BlockingAsyncMembership(db_url, key)
-    try:
-        yield m
-    finally:
-        m.close()
+    return either_api
 
 
 def kinds(write: Any) -> list[int]:

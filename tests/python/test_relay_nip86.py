@@ -702,7 +702,9 @@ def test_createrole_of_a_defined_role_and_editrole_of_a_missing_one_are_400(rela
     answers = send(
         node_client,
         rpc(relay, relay.owner, "createrole", "vip", "Another VIP"),
-        rpc(relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1),  # even the same
+        # Even the same definition; dated a second later, else (sent within the second of
+        # the call above) it would be the same NIP-98 event, refused as a replay.
+        rpc(relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1, created_at_offset=1),
         rpc(relay, relay.owner, "createrole", "owner", "Boss"),
         rpc(relay, relay.owner, "editrole", "ghost", "Ghost"),
     )

@@ -56,7 +56,8 @@ $$;
 ALTER FUNCTION buzz_private.track_role_changes() OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.track_role_changes() FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.track_role_changes() IS
-    'roles statement trigger: records changed role ids and marks their community.';
+    'roles statement trigger: records changed role ids, marks their community, and takes a '
+    'deleted role from its holders.';
 
 CREATE OR REPLACE TRIGGER roles_track_insert
     AFTER INSERT ON buzz_private.roles

@@ -51,7 +51,7 @@ SELECT results_eq(format('SELECT e::text FROM buzz.membership_events(%L) e', :'c
                   format($$SELECT pg_temp.nip01_object(s.id, s.pubkey, s.created_at, s.kind,
                                                         pg_temp.member_event_tags(s.member_pubkey), s.sig) COLLATE "default"
                            FROM buzz_private.membership_events s WHERE s.community_id = %L
-                           ORDER BY s.created_at, s.event_seq$$, :'c'),
+                           ORDER BY s.created_at, s.kind, s.member_pubkey$$, :'c'),
                   '... each one''s text is byte for byte the compact NIP-01 object of its fields');
 SELECT is_empty(format($$SELECT e::text FROM buzz.membership_events(%L) e
                          WHERE e ->> 'id' IS DISTINCT FROM

@@ -1,6 +1,6 @@
 -- buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0) -> SETOF json
 -- The signed kind 8000/8001 events of a community with created_at >= p_since, oldest first
--- (events of one list in the order they were prepared).
+-- (events of one list in the order they were prepared: 8000s, then 8001s, each by pubkey).
 CREATE OR REPLACE FUNCTION buzz.membership_events(p_community uuid, p_since bigint DEFAULT 0)
 RETURNS SETOF json
 LANGUAGE sql STABLE SECURITY DEFINER
@@ -10,7 +10,7 @@ BEGIN ATOMIC
                                    buzz_private.member_event_tags(e.member_pubkey), e.sig)
     FROM buzz_private.membership_events e
     WHERE e.community_id = p_community AND e.created_at >= coalesce(p_since, 0)
-    ORDER BY e.created_at, e.event_seq;
+    ORDER BY e.created_at, e.kind, e.member_pubkey;
 END;
 ALTER FUNCTION buzz.membership_events(uuid, bigint) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.membership_events(uuid, bigint) FROM PUBLIC;

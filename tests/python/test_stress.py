@@ -328,8 +328,10 @@ def _recreate(s: Session, slot: int) -> str:
     host = s.world.hosts[slot]
     owner = s.rng.choice(s.world.owners)
     row = s.write(lambda tx: tx.create_community(host, owner))
-    found = s.m.community_id(host)
+    # Looked up under the lock: a lookup made outside it could be overwritten by one made
+    # later by another session (after a deletion and a new community), or overwrite it.
     with s.world.lock:
+        found = s.m.community_id(host)
         if found is not None and s.world.ids[slot] != found:
             s.world.ids[slot] = found
             s.world.invites[slot] = []

@@ -24,8 +24,9 @@ from .protocol import Community
 
 # One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
 # the role definitions (33534) and deletions (kind 5) since then. Beside each event's text,
-# the single-letter tags a filter can name: "p" of an 8000/8001 (read from the small event in
-# SQL), "d" of a 33534, "a" and "k" of a kind 5. (A list has none.)
+# the single-letter tags a filter can name, read from the small event in SQL at the places
+# SPEC fixes: "p" of an 8000/8001 and "d" of a 33534 (their second tag), "a" and "k" of a
+# kind 5 (its second and third). (A list has none.)
 _EVENTS_SINCE = """
 SELECT l::text, NULL, NULL, NULL, NULL
 FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
@@ -33,14 +34,13 @@ UNION ALL
 SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL
 FROM buzz.membership_events(%(c)s, %(since)s) e WHERE %(with_events)s
 UNION ALL
-SELECT r::text, NULL,
-       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'd' LIMIT 1),
-       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'a' LIMIT 1),
-       (SELECT t->>1 FROM json_array_elements(r->'tags') t WHERE t->>0 = 'k' LIMIT 1)
-FROM (SELECT d FROM buzz.role_definitions(%(c)s) d WHERE %(with_definitions)s
-      UNION ALL
-      SELECT x FROM buzz.role_deletions(%(c)s) x WHERE %(with_deletions)s) AS roles(r)
-WHERE (r->>'created_at')::bigint >= %(since)s
+SELECT d::text, NULL, d->'tags'->1->>1, NULL, NULL
+FROM buzz.role_definitions(%(c)s) d
+WHERE %(with_definitions)s AND (d->>'created_at')::bigint >= %(since)s
+UNION ALL
+SELECT x::text, NULL, NULL, x->'tags'->1->>1, x->'tags'->2->>1
+FROM buzz.role_deletions(%(c)s) x
+WHERE %(with_deletions)s AND (x->>'created_at')::bigint >= %(since)s
 """
 # The start of every event the API returns: {"id":..,"pubkey":..,"created_at":..,"kind":..,
 _HEADER = re.compile(

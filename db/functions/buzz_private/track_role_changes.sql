@@ -13,6 +13,10 @@ AS $$
 DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id();
     v_communities uuid[];
+    v_old_communities uuid[];
+    v_old_role_ids text[] COLLATE "C";
+    v_community uuid;
+    v_gone text[] COLLATE "C";
 BEGIN
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
         INSERT INTO buzz_private.tx_role_changes (xid, community_id, role_id)
@@ -30,25 +34,34 @@ BEGIN
     END IF;
     PERFORM buzz_private.mark_for_list(v_communities, false);
     IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        WITH gone AS (
-            SELECT o.community_id, o.role_id::text AS role_id FROM old_rows o
-            EXCEPT
-            SELECT n.community_id, n.role_id::text FROM buzz_private.roles n
-            WHERE n.community_id IN (SELECT o.community_id FROM old_rows o)
-        ), gone_by_community AS (
-            SELECT g.community_id, pg_catalog.array_agg(g.role_id) AS role_ids
-            FROM gone g
-            WHERE EXISTS (SELECT FROM buzz_private.communities c
-                          WHERE c.community_id = g.community_id)
-            GROUP BY g.community_id
-        )
-        UPDATE buzz_private.relay_members m
-        SET roles = ARRAY(SELECT r.role_id
-                          FROM pg_catalog.unnest(m.roles) WITH ORDINALITY AS r (role_id, n)
-                          WHERE r.role_id <> ALL (g.role_ids)
-                          ORDER BY r.n)
-        FROM gone_by_community g
-        WHERE m.community_id = g.community_id AND m.roles && g.role_ids;
+        -- Role ids no longer defined, taken from their holders, a community at a time. The
+        -- transition table is read on its own: on a Citus worker no statement may join it
+        -- with the community's tables (docs/scale-out.md).
+        SELECT pg_catalog.array_agg(o.community_id), pg_catalog.array_agg(o.role_id::text)
+        INTO v_old_communities, v_old_role_ids
+        FROM old_rows o;
+        FOR v_community IN
+            SELECT DISTINCT c.community_id FROM pg_catalog.unnest(v_old_communities) AS c (community_id)
+        LOOP
+            v_gone := ARRAY(SELECT o.role_id
+                            FROM ROWS FROM (pg_catalog.unnest(v_old_communities),
+                                            pg_catalog.unnest(v_old_role_ids))
+                                     AS o (community_id, role_id)
+                            WHERE o.community_id = v_community
+                            EXCEPT
+                            SELECT n.role_id::text FROM buzz_private.roles n
+                            WHERE n.community_id = v_community);
+            IF pg_catalog.cardinality(v_gone) > 0
+               AND EXISTS (SELECT FROM buzz_private.communities c
+                           WHERE c.community_id = v_community) THEN
+                UPDATE buzz_private.relay_members m
+                SET roles = ARRAY(SELECT r.role_id
+                                  FROM pg_catalog.unnest(m.roles) WITH ORDINALITY AS r (role_id, n)
+                                  WHERE r.role_id <> ALL (v_gone)
+                                  ORDER BY r.n)
+                WHERE m.community_id = v_community AND m.roles && v_gone;
+            END IF;
+        END LOOP;
     END IF;
     RETURN NULL;
 END

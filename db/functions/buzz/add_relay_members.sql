@@ -43,13 +43,18 @@ BEGIN
     PERFORM buzz_private.lock_community(p_community);
     -- In pubkey order: two batches that share pubkeys take their rows in the same order and
     -- cannot deadlock (a hash de-duplication would insert in an order of its own).
-    INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
-    SELECT p_community, u.pubkey, v_role, v_added_by
-    FROM (SELECT DISTINCT pg_catalog.lower(x.pubkey) COLLATE "C" AS pubkey
-          FROM pg_catalog.unnest(p_pubkeys) AS x (pubkey)) AS u
-    ORDER BY u.pubkey
-    ON CONFLICT (community_id, pubkey) DO NOTHING;
-    GET DIAGNOSTICS v_added = ROW_COUNT;
+    -- Counted by what it returns: Citus's INSERT ... SELECT reports the rows it sent as the
+    -- row count, those ON CONFLICT skipped included.
+    WITH added AS (
+        INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
+        SELECT p_community, u.pubkey, v_role, v_added_by
+        FROM (SELECT DISTINCT pg_catalog.lower(x.pubkey) COLLATE "C" AS pubkey
+              FROM pg_catalog.unnest(p_pubkeys) AS x (pubkey)) AS u
+        ORDER BY u.pubkey
+        ON CONFLICT (community_id, pubkey) DO NOTHING
+        RETURNING 1
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_added FROM added;
     RETURN v_added;
 END
 $$;

@@ -18,12 +18,17 @@ BEGIN
         RETURN 0;
     END IF;
     -- Two backfills at once: the second waits on the first's rows and then skips them.
-    INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
-    SELECT a.community_id, a.pubkey, 'member', 'allowlist'
-    FROM buzz_private.relay_allowlist a
-    WHERE a.community_id = p_community
-    ON CONFLICT (community_id, pubkey) DO NOTHING;
-    GET DIAGNOSTICS v_added = ROW_COUNT;
+    -- The community named as the constant it is, and the rows counted by what the INSERT
+    -- returns, for Citus (add_relay_members says why).
+    WITH added AS (
+        INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
+        SELECT p_community, a.pubkey, 'member', 'allowlist'
+        FROM buzz_private.relay_allowlist a
+        WHERE a.community_id = p_community
+        ON CONFLICT (community_id, pubkey) DO NOTHING
+        RETURNING 1
+    )
+    SELECT pg_catalog.count(*)::integer INTO v_added FROM added;
     RETURN v_added;
 END
 $$;

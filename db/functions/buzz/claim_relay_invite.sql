@@ -48,7 +48,7 @@ BEGIN
         ON CONFLICT (community_id, pubkey) DO NOTHING;
         IF FOUND THEN
             UPDATE buzz_private.relay_invites i SET use_count = i.use_count + 1
-            WHERE i.invite_id = v_invite.invite_id;
+            WHERE i.community_id = p_community AND i.invite_id = v_invite.invite_id;
             outcome := 'joined';
             use_count := use_count + 1;
             uses_remaining := uses_remaining - 1;

@@ -114,7 +114,8 @@ class LocalCluster:
     ``root``: default ``$BUZZ_LOCAL_DB``, else ``./.buzz/pg`` (from the current directory).
     ``port``: default ``$BUZZ_LOCAL_PORT``, else 54329. With ``listen_addresses=''`` the port
     only names the socket file (``.s.PGSQL.<port>``), so clusters in different directories
-    never collide, whatever their ports.
+    never collide, whatever their ports. ``settings``: server settings added to (or replacing)
+    the defaults, such as those of a Citus node (buzz_signer.localcitus).
 
     Files: ``<root>/data`` (PGDATA), ``<root>/log/postgresql.log``, ``<root>/run`` (socket;
     a short directory under /tmp instead when that path would be too long for a socket).
@@ -127,7 +128,9 @@ class LocalCluster:
         self,
         root: str | os.PathLike[str] | None = None,
         port: int | str | None = None,
+        settings: dict[str, str] | None = None,
     ) -> None:
+        self.extra_settings = dict(settings or {})
         self.root = Path(
             root or os.environ.get("BUZZ_LOCAL_DB") or Path.cwd() / ".buzz" / "pg"
         ).absolute()
@@ -336,6 +339,7 @@ class LocalCluster:
             "shared_preload_libraries": "",
             "log_line_prefix": "%m [%p] ",
             "logging_collector": "off",
+            **self.extra_settings,
         }
         # pg_ctl hands this string to /bin/sh: quote every value.
         return " ".join(f"-c {shlex.quote(f'{k}={v}')}" for k, v in settings.items())

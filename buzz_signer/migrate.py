@@ -14,6 +14,7 @@ Alembic configuration built here instead of read from alembic.ini.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import psycopg
@@ -27,6 +28,7 @@ ALEMBIC_INI: Path | None = None
 if DB_DIR == ROOT / "db" and (ROOT / "alembic.ini").is_file():
     ALEMBIC_INI = ROOT / "alembic.ini"
 FUNCTIONS_DIR = DB_DIR / "functions"
+CITUS_DIR = DB_DIR / "citus"  # a Citus cluster's tables and functions (buzz_signer.citus)
 MIGRATIONS_DIR = DB_DIR / "migrations"
 # Helpers first, then the API that calls them; sorted within each schema so runs are repeatable.
 FUNCTION_SCHEMAS = ("buzz_private", "buzz")
@@ -50,12 +52,61 @@ def function_files() -> list[Path]:
 
 
 def apply_functions(conn: psycopg.Connection) -> None:
-    """Create or replace every function (with its grants and triggers) in the open transaction."""
+    """Create or replace every function (with its grants and triggers) in the open transaction.
+
+    On a Citus coordinator the schema is sharded by community first (buzz_signer.citus).
+    """
+    if is_citus(conn):
+        from buzz_signer import citus
+
+        citus.distribute(conn)
+    else:
+        apply_function_files(conn, one_statement_at_a_time=False)
+
+
+def apply_function_files(conn: psycopg.Connection, one_statement_at_a_time: bool) -> None:
     # Bodies may name functions defined in a later file; plpgsql_check and the tests validate them.
     conn.execute("SET LOCAL check_function_bodies = off")
     for path in function_files():
-        conn.execute(path.read_text(encoding="utf-8"))
+        sql = path.read_text(encoding="utf-8")
+        for statement in split_statements(sql) if one_statement_at_a_time else [sql]:
+            conn.execute(statement)
     conn.execute("RESET check_function_bodies")
+
+
+def is_citus(conn: psycopg.Connection) -> bool:
+    """Whether the database is a Citus coordinator's (the citus extension is installed)."""
+    return conn.execute("SELECT FROM pg_catalog.pg_extension WHERE extname = 'citus'").rowcount > 0
+
+
+# Where a statement may not end: a comment, a quoted string or name, a dollar-quoted body, an
+# SQL-standard body (BEGIN ATOMIC ... END, whose CASE ... END pairs are counted).
+_SQL_TOKEN = re.compile(
+    r"--[^\n]*|/\*.*?\*/|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(\$[A-Za-z_0-9]*\$).*?\1"
+    r"|\bBEGIN\s+ATOMIC\b|\bCASE\b|\bEND\b|;",
+    re.DOTALL | re.IGNORECASE,
+)
+
+
+def split_statements(sql: str) -> list[str]:
+    """The statements of a file of SQL, each without its ';' (empty ones dropped)."""
+    statements, start, depth = [], 0, 0
+    for m in _SQL_TOKEN.finditer(sql):
+        token = m.group().upper()
+        if token.startswith("BEGIN") or (token == "CASE" and depth):
+            depth += 1
+        elif token == "END" and depth:
+            depth -= 1
+        elif token == ";" and not depth:
+            statements.append(sql[start : m.start()])
+            start = m.end()
+    statements.append(sql[start:])
+    return [s for s in statements if _SQL_TOKEN.sub(_keep_words, s).strip()]
+
+
+def _keep_words(m: re.Match[str]) -> str:
+    """What of a token is a statement's content (all but comments and ';')."""
+    return "" if m.group().startswith(("--", "/*", ";")) else m.group()
 
 
 def alembic_config(database_url: str):

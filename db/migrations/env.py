@@ -10,7 +10,8 @@ import psycopg
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from buzz_signer.migrate import apply_functions
+from buzz_signer import citus
+from buzz_signer.migrate import apply_functions, is_citus
 
 config = context.config
 
@@ -42,8 +43,17 @@ def run_migrations_online() -> None:
             # The function files are head's: applied when an upgrade reaches head (a database
             # left at an older revision may lack what they call, such as an extension).
             at = context.get_context().get_current_revision()
-            if is_upgrade() and at is not None and at == context.script.get_current_head():
+            at_head = at is not None and at == context.script.get_current_head()
+            if is_upgrade() and at_head:
                 apply_functions(connection.connection.driver_connection)
+            driver = connection.connection.driver_connection
+            citus_upgrade = is_upgrade() and at_head and is_citus(driver)
+        if citus_upgrade:
+            # After the commit, and outside a transaction: Citus runs these on the workers
+            # in connections and transactions of their own.
+            driver.commit()
+            driver.autocommit = True
+            citus.copy_scratch_tables(driver)
 
 
 if context.is_offline_mode():

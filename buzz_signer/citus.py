@@ -16,9 +16,10 @@ How a write runs on the cluster:
   becomes a routing wrapper. The wrapper calls it (so the worker runs it in this
   transaction, with the worker's row and advisory locks and triggers) and then marks the
   community on the coordinator when the worker now owes a signed list
-  (buzz_private.mark_routed).
+  (buzz_private.mark_routed). A transaction writes one community (buzz_private.route_to).
 - create_community, archive, unarchive, delete and the relay key's rotation run on the
-  coordinator, which alone may write the reference tables; Citus sends their statements on
+  coordinator, which alone may write the reference tables, and so does transfer_ownership,
+  which counts the new owner's communities on every worker; Citus sends their statements on
   distributed tables to the shards.
 - prepare_membership_events and insert_signed_events on the coordinator (db/citus/functions)
   forward each marked community's phase to its worker. The coordinator's own commit guard
@@ -26,6 +27,9 @@ How a write runs on the cluster:
   the workers (whose guards refuse it too).
 - The tx_* scratch tables are local on every node: a transaction's bookkeeping stays where its
   writes run, and no statement reads both them and a distributed table.
+- lock_community takes no row lock on communities, a reference table (db/citus/functions
+  says why), and the SQL functions that read distributed tables become PL/pgSQL
+  (READ_FUNCTIONS).
 
 Every call reaches the workers as the functions' owner (they are SECURITY DEFINER, and the
 wrappers call the workers from inside), as Citus requires of one transaction's accesses to a

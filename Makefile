@@ -27,6 +27,7 @@ BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.
 PYTEST_ARGS ?=
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
+.PHONY: citus citus-db citus-stop test-citus
 
 help: ## list the targets
 	@echo "make TARGET, where TARGET is one of:"
@@ -95,8 +96,31 @@ pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS
 lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 	@$(RUFF) check buzz_signer tests db/migrations bench
 
+# The same system on a Citus cluster (docs/scale-out.md): a coordinator and two workers under
+# .buzz/citus, on loopback ports from 55101. CITUS_SRC holds the Citus 13.2.2 source and its
+# build.sh (third_party/citus/README.md); an installed Citus is used as it is.
+CITUS_SRC ?= third_party/citus
+LOCALCITUS := $(PY) -m buzz_signer.localcitus
+# The suites that apply on a cluster (same files; what differs is marked single_server).
+CITUS_TESTS ?= tests/python/test_citus.py tests/python/test_membership_writes.py \
+  tests/python/test_roles.py tests/python/test_membership_guard.py
+
+citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed
+	@if $(PY) -c 'import sys; from buzz_signer.localcitus import citus_installed; sys.exit(not citus_installed())'; then :; \
+	elif [ -f "$(CITUS_SRC)/build.sh" ]; then bash "$(CITUS_SRC)/build.sh"; \
+	else echo "citus: not installed, and no $(CITUS_SRC)/build.sh (set CITUS_SRC)" >&2; exit 1; fi
+
+citus-db: citus ## start the local Citus cluster (coordinator and two workers) in .buzz/citus
+	@$(LOCALCITUS) start
+
+citus-stop: ## stop the local Citus cluster
+	@$(LOCALCITUS) stop 2>/dev/null || true
+
+test-citus: citus-db ## the suites that apply, on the local Citus cluster (PYTEST_ARGS=... passes options)
+	@BUZZ_TEST_CITUS=1 $(PYTEST) $(CITUS_TESTS) $(PYTEST_ARGS)
+
 # bench and soak: the local cluster started, and the bench extra (matplotlib) installed if missing.
-.PHONY: bench soak bench-deps
+.PHONY: bench bench-citus soak bench-deps
 bench-deps: db
 	@if ! $(PY) -c 'import matplotlib' >/dev/null 2>&1; then \
 	  log="$$(mktemp)"; \
@@ -109,6 +133,9 @@ bench: bench-deps ## benchmark membership writes, buzz-relay over the wire, the 
 	@$(PY) -m bench.run $(BENCH_ARGS)
 	@$(PY) -m bench.wire $(BENCH_ARGS)
 	@$(PY) -m bench.gate $(BENCH_ARGS)
+
+bench-citus: bench-deps citus ## write throughput on a Citus cluster of one worker against two: bench/out/citus.json
+	@$(PY) -m bench.citus $(BENCH_ARGS)
 
 # make soak SOAK_MINUTES=2; SOAK_ARGS passes other options (python -m bench.soak --help).
 SOAK_MINUTES ?= 10

@@ -10,6 +10,12 @@
   the test.
 - ``conn`` (function): a psycopg 3 connection to ``db_url`` (autocommit off), closed after.
 
+With ``BUZZ_TEST_CITUS=1`` (``make test-citus``) the server is the project's local Citus
+cluster (buzz_signer.localcitus, ``.buzz/citus``): ``admin_url`` is its coordinator's, and each
+database above exists on every node (a copy of the template on each, which Citus sees as one
+sharded database), migrated and distributed as `buzz-admin migrate` does on a coordinator.
+``servers`` (session) lists the superuser URLs of every node, the coordinator's first.
+
 The fixtures are lazy: tests that request none of them start no server. Tests that use them
 get the ``db`` marker, so ``pytest -m "not db"`` runs the rest without PostgreSQL.
 """
@@ -21,7 +27,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -40,10 +46,40 @@ CREATE_STRATEGY = os.environ.get("BUZZ_TEST_CREATE_STRATEGY", "")
 
 _db_numbers = itertools.count(1)
 
+CITUS = os.environ.get("BUZZ_TEST_CITUS") == "1"
+# What differs on a cluster (docs/scale-out.md), for pytest.mark.single_server.
+PLAIN_SQL_WRITES = "members changed by plain SQL on the tables (refused at COMMIT on a cluster)"
+ONE_COMMUNITY_PER_TRANSACTION = "a transaction writing several communities"
+
+
+def params(cases: dict[str, Any], single_server: dict[str, str] | None = None) -> list[Any]:
+    """pytest.param of each case, by name; those named in `single_server` marked with the
+    reason given."""
+    single_server = single_server or {}
+    return [
+        pytest.param(
+            case,
+            id=name,
+            marks=[pytest.mark.single_server(single_server[name])] if name in single_server else [],
+        )
+        for name, case in cases.items()
+    ]
+
+
+def _local_citus():  # -> buzz_signer.localcitus.LocalCitus
+    from buzz_signer.localcitus import LocalCitus
+
+    return LocalCitus(os.environ.get("BUZZ_LOCAL_CITUS") or REPO / ".buzz" / "citus")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "db: needs PostgreSQL (added to every test that uses a database fixture)"
+    )
+    config.addinivalue_line(
+        "markers",
+        "single_server(reason): asserts what only one server does (skipped on a Citus cluster;"
+        " docs/scale-out.md says what differs)",
     )
 
 
@@ -51,6 +87,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
+        marker = item.get_closest_marker("single_server")
+        if CITUS and marker is not None:
+            item.add_marker(pytest.mark.skip(reason=f"on one server only: {marker.args[0]}"))
 
 
 def _admin_execute(admin_url: str, *statements) -> None:
@@ -69,19 +108,39 @@ def _drop(admin_url: str, name: str) -> None:
     )
 
 
+def _drop_everywhere(servers: list[str], name: str) -> None:
+    """Drop `name` on the server, or on every node of the cluster: the coordinator first,
+    through `_drop` (which the secret watch scans, and which reads the workers' shards), then
+    the workers' copies."""
+    from psycopg import sql
+
+    _drop(servers[0], name)
+    for url in servers[1:]:
+        _admin_execute(
+            url, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
 @pytest.fixture(scope="session")
-def admin_url() -> str:
+def servers() -> list[str]:
+    if CITUS:
+        return [n.url("postgres") for n in _local_citus().start().nodes.values()]
     url = os.environ.get("BUZZ_TEST_ADMIN_URL")
     if url:
-        return url
+        return [url]
     from buzz_signer.localdb import LocalCluster
 
     root = os.environ.get("BUZZ_LOCAL_DB") or REPO / ".buzz" / "pg"
-    return LocalCluster(root).start().url("postgres")
+    return [LocalCluster(root).start().url("postgres")]
 
 
 @pytest.fixture(scope="session")
-def template_db(admin_url: str) -> Iterator[str]:
+def admin_url(servers: list[str]) -> str:
+    return servers[0]
+
+
+@pytest.fixture(scope="session")
+def template_db(servers: list[str]) -> Iterator[str]:
     from psycopg import sql
 
     from buzz_signer.localdb import url_with_dbname
@@ -89,26 +148,30 @@ def template_db(admin_url: str) -> Iterator[str]:
 
     name = f"buzz_template_{os.getpid()}_{secrets.token_hex(3)}"
     ident = sql.Identifier(name)
-    _drop(admin_url, name)
-    _admin_execute(admin_url, sql.SQL("CREATE DATABASE {}").format(ident))
+    _drop_everywhere(servers, name)
+    if CITUS:
+        _local_citus().create_database(name)
+    else:
+        _admin_execute(servers[0], sql.SQL("CREATE DATABASE {}").format(ident))
     try:
-        upgrade(url_with_dbname(admin_url, name))
+        upgrade(url_with_dbname(servers[0], name))
         # A template must have no sessions: close any the migration left, and take no more.
-        _admin_execute(
-            admin_url,
-            sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(ident),
-            sql.SQL(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
-                " WHERE datname = {} AND pid <> pg_backend_pid()"
-            ).format(sql.Literal(name)),
-        )
+        for url in servers:
+            _admin_execute(
+                url,
+                sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(ident),
+                sql.SQL(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = {} AND pid <> pg_backend_pid()"
+                ).format(sql.Literal(name)),
+            )
         yield name
     finally:
-        _drop(admin_url, name)
+        _drop_everywhere(servers, name)
 
 
 @pytest.fixture
-def db_url(admin_url: str, template_db: str) -> Iterator[str]:
+def db_url(servers: list[str], template_db: str) -> Iterator[str]:
     from psycopg import sql
 
     from buzz_signer.localdb import url_with_dbname
@@ -119,12 +182,15 @@ def db_url(admin_url: str, template_db: str) -> Iterator[str]:
     )
     if CREATE_STRATEGY:
         stmt = sql.SQL("{} STRATEGY {}").format(stmt, sql.SQL(CREATE_STRATEGY))
-    _drop(admin_url, name)
-    _admin_execute(admin_url, stmt)
+    _drop_everywhere(servers, name)
+    # On a cluster, a copy on every node: the coordinator's metadata names the same shards,
+    # which each worker's copy holds.
+    for url in servers:
+        _admin_execute(url, stmt)
     try:
-        yield url_with_dbname(admin_url, name)
+        yield url_with_dbname(servers[0], name)
     finally:
-        _drop(admin_url, name)
+        _drop_everywhere(servers, name)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import psycopg
 import pytest
+from conftest import ONE_COMMUNITY_PER_TRANSACTION, PLAIN_SQL_WRITES, params
 
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
@@ -253,7 +254,9 @@ UNSIGNED = {
 }
 
 
-@pytest.mark.parametrize("stmt", list(UNSIGNED.values()), ids=list(UNSIGNED))
+@pytest.mark.parametrize(
+    "stmt", params(UNSIGNED, {n: PLAIN_SQL_WRITES for n in UNSIGNED if n.startswith("sql_")})
+)
 def test_commit_without_signatures_fails(stmt, conn, reader, key, cm):
     """As the superuser, through the API or by plain SQL, not prepared or prepared and not
     signed: COMMIT raises BZUNS and nothing is kept."""
@@ -345,6 +348,7 @@ def test_truncate_of_members_is_refused(stmt, conn, reader, cm):
     assert state(reader, cm.cid) == before
 
 
+@pytest.mark.single_server(PLAIN_SQL_WRITES)
 def test_restore_with_triggers_off_shows_drift_and_republish_repairs(
     mem, reader, key, community, su
 ):
@@ -415,6 +419,7 @@ def announced(cid: Any, write: Any) -> list[dict[str, Any]]:
     )
 
 
+@pytest.mark.single_server(ONE_COMMUNITY_PER_TRANSACTION)
 def test_notify_once_per_committed_list(mem, listener, community):
     # The fixture's create_community committed before LISTEN: nothing from it.
     assert received(listener, 0) == []

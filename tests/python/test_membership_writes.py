@@ -18,6 +18,7 @@ from typing import Any
 import nostr_sdk
 import psycopg
 import pytest
+from conftest import ONE_COMMUNITY_PER_TRANSACTION, PLAIN_SQL_WRITES, params
 from psycopg.types.string import TextLoader
 
 pytest.register_assert_rewrite("fixtures_membership")
@@ -208,7 +209,7 @@ CHANGES: dict[str, Callable[[Membership, Community, Any], Change]] = {
 }
 
 
-@pytest.mark.parametrize("case", list(CHANGES.values()), ids=list(CHANGES))
+@pytest.mark.parametrize("case", params(CHANGES, {"direct_sql": PLAIN_SQL_WRITES}))
 def test_write_publishes_the_one_live_list(case, mem, reader, key, community, su):
     before = reader.member_list(community.cid)
     cid, w, expected, added, removed = case(mem, community, su)
@@ -470,7 +471,9 @@ NOOPS: dict[str, Callable[[Membership, Community, Any], NoOp]] = {
 }
 
 
-@pytest.mark.parametrize("case", list(NOOPS.values()), ids=list(NOOPS))
+@pytest.mark.parametrize(
+    "case", params(NOOPS, {"transfer_ownership-no_owner": PLAIN_SQL_WRITES})
+)
 def test_noop_writes_nothing(case, mem, reader, community, su):
     call = case(mem, community, su)
     before = state(reader, community.cid)
@@ -640,6 +643,7 @@ def test_batch_writes_one_list(mem, reader, key, community):
     assert snap["created_at"] > before["created_at"]
 
 
+@pytest.mark.single_server(ONE_COMMUNITY_PER_TRANSACTION)
 def test_batch_over_two_communities_writes_one_list_each(mem, reader, key, community):
     other = mem.create_community(new_host(), new_pubkey()).details["community_id"]
     a, b = new_pubkey(), new_pubkey()
@@ -672,6 +676,7 @@ def test_batch_with_no_net_change(mem, reader, key, community):
         assert state(reader, community.cid) == before
 
 
+@pytest.mark.single_server(ONE_COMMUNITY_PER_TRANSACTION)
 def test_identical_communities_in_one_second(mem, reader, key):
     """Two communities with the same members in one transaction may get byte-identical events:
     both are stored, each community serves its own."""

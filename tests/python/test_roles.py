@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import PLAIN_SQL_WRITES
 from fixtures_membership import (
     live_text,
     new_pubkey,
@@ -307,6 +308,7 @@ def test_a_community_whose_definitions_alone_are_by_another_key_is_rotated(
     assert reader.member_list_drift() == []
 
 
+@pytest.mark.single_server(PLAIN_SQL_WRITES)
 def test_drift_reports_definitions_that_drifted_and_republish_repairs_them(
     mem, reader, key, community, su
 ):

@@ -1,0 +1,408 @@
+"""What holds on a Citus cluster that one server has no counterpart for (docs/scale-out.md).
+
+Run by `make test-citus` (BUZZ_TEST_CITUS=1: the coordinator and two workers of
+buzz_signer.localcitus); skipped elsewhere. The other suites that apply run on the same
+cluster too. Waits are read from Citus's citus_lock_waits on the coordinator, which follows a
+distributed transaction to the worker where it waits.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import CITUS
+from fixtures_membership import Community, new_host, new_pubkey, verify_both
+from sessions import BLOCK_TIMEOUT, POLL, Background
+
+from buzz_signer.errors import DatabaseFailure, UnsignedChange, translated
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+
+pytestmark = pytest.mark.skipif(not CITUS, reason="on a Citus cluster (make test-citus)")
+pytest_plugins = ("fixtures_membership",)
+
+DISTRIBUTED = (
+    "relay_members", "member_lists", "member_list_pieces", "membership_events",
+    "policy_acceptances", "relay_allowlist", "relay_invites", "roles", "role_events",
+)  # fmt: skip
+
+
+def worker_of(su: psycopg.Connection, community: Any) -> tuple[str, int]:
+    """The worker (host, port) holding `community`'s shard of relay_members."""
+    return su.execute(
+        "SELECT nodename, nodeport FROM citus_shards"
+        " WHERE shardid = get_shard_id_for_distribution_column("
+        "       'buzz_private.relay_members', %s)",
+        (community,),
+    ).fetchone()
+
+
+def community_on_another_worker(m: Membership, su: psycopg.Connection, than: Any) -> Any:
+    """A new community whose shards are on a worker other than `than`'s."""
+    for _ in range(64):
+        cid = m.create_community(new_host(), new_pubkey()).details["community_id"]
+        if worker_of(su, cid) != worker_of(su, than):
+            return cid
+    raise AssertionError("64 new communities all landed on one worker")
+
+
+def gpid(conn: psycopg.Connection) -> int:
+    return conn.execute("SELECT citus_backend_gpid()").fetchone()[0]
+
+
+def wait_until_blocked(observer: psycopg.Connection, waiter: int, holder: int, call: Background):
+    """Return once the distributed transaction of backend `waiter` (a global pid) is seen
+    waiting, on some node, for that of `holder`; fail if the call ends first."""
+    deadline = time.monotonic() + BLOCK_TIMEOUT
+    while True:
+        row = observer.execute(
+            "SELECT blocked_statement, waiting_nodeid FROM citus_lock_waits"
+            " WHERE waiting_gpid = %s AND blocking_gpid = %s",
+            (waiter, holder),
+        ).fetchone()
+        if row is not None:
+            return row
+        if call.done():
+            raise AssertionError(f"{call.name} never waited: {call.describe()}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{call.name} not blocked after {BLOCK_TIMEOUT} s")
+        time.sleep(POLL)
+
+
+class HeldList:
+    """A transaction that wrote a member of `community` and prepared its list, holding the
+    community's list lock (on its worker) until commit() or close()."""
+
+    def __init__(self, url: str, key: RelayKey, community: Any) -> None:
+        self.conn = psycopg.connect(url)
+        self.gpid = gpid(self.conn)
+        self.conn.commit()
+        self.key = key
+        self.conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community, new_pubkey()))
+        self.prepared = self.conn.execute(
+            "SELECT id, serialized, community_id, kind, created_at"
+            " FROM buzz.prepare_membership_events(%s)",
+            (key.pubkey,),
+        ).fetchall()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_a_community_lives_on_one_worker(mem, su, community: Community):
+    """Every distributed table's shard for the community is on one worker, and holds its rows
+    there (read on the worker itself, from the shard tables)."""
+    m = mem
+    member = new_pubkey()
+    assert m.add_relay_member(community.cid, member).outcome == "added"
+    assert m.define_role(community.cid, "mod", "Moderator").outcome == "defined"
+    assert m.assign_role(community.cid, member, "mod").outcome == "assigned"
+    m.create_relay_invite(community.cid, community.owner)
+    m.allowlist_add(community.cid, new_pubkey())
+    shards = su.execute(
+        "SELECT t, get_shard_id_for_distribution_column('buzz_private.' || t, %s)"
+        " FROM unnest(%s::text[]) AS t",
+        (community.cid, list(DISTRIBUTED)),
+    ).fetchall()
+    placements = {
+        table: su.execute(
+            "SELECT nodename, nodeport FROM citus_shards WHERE shardid = %s", (shard,)
+        ).fetchall()
+        for table, shard in shards
+    }
+    nodes = {p for ps in placements.values() for p in ps}
+    assert len(nodes) == 1, placements  # co-located, one placement each
+    [(host, port)] = nodes
+    name = su.info.dbname
+    with psycopg.connect(host=host, port=port, dbname=name, user="postgres") as w:
+        for table, shard in shards:
+            rows = w.execute(
+                f"SELECT count(*) FROM buzz_private.{table}_{shard} WHERE community_id = %s",
+                (community.cid,),
+            ).fetchone()[0]
+            if table != "policy_acceptances":  # nobody joined with a policy here
+                assert rows > 0, table
+    # The other worker holds none of them.
+    other = su.execute(
+        "SELECT nodename, nodeport FROM pg_dist_node WHERE groupid <> 0 AND nodeport <> %s",
+        (port,),
+    ).fetchone()
+    with psycopg.connect(host=other[0], port=other[1], dbname=name, user="postgres") as w:
+        for table, shard in shards:
+            exists = w.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", (f"buzz_private.{table}_{shard}",)
+            ).fetchone()[0]
+            assert not exists, table
+
+
+def test_writes_to_communities_on_different_workers_do_not_wait(
+    db_url, mem, su, key, community: Community
+):
+    """A transaction has written and prepared community A, on A's worker. A second writer of
+    A is provably blocked by it (citus_lock_waits); a writer of B, on the other worker,
+    publishes and commits meanwhile; then A's second writer finishes."""
+    other = community_on_another_worker(mem, su, community.cid)
+    # The holder stays idle in its transaction, on the worker too, for as long as this takes.
+    su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
+    holder = HeldList(db_url, key, community.cid)
+    blocked_member, free_member = new_pubkey(), new_pubkey()
+    second = Membership.connect(db_url, key)
+    third = Membership.connect(db_url, key)
+    try:
+        second_gpid = gpid(second.conn)
+        blocked = Background(
+            lambda: second.add_relay_member(community.cid, blocked_member), "writer of A"
+        )
+        statement, _ = wait_until_blocked(su, second_gpid, holder.gpid, blocked)
+        assert "buzz.add_relay_member" in statement
+        free = third.add_relay_member(other, free_member)  # while A's writer waits
+        assert free.outcome == "added"
+        assert not blocked.done()
+        holder.conn.rollback()
+        assert blocked.result().outcome == "added"
+    finally:
+        holder.close()
+        second.close()
+        third.close()
+    members = {m.pubkey for m in mem.relay_members(community.cid)}
+    assert blocked_member in members
+    assert free_member in {m.pubkey for m in mem.relay_members(other)}
+    assert mem.member_list_drift() == []
+
+
+def test_a_commit_without_its_list_fails_with_bzuns(db_url, mem, community: Community):
+    """The coordinator's guard refuses it before Citus commits the worker: BZUNS itself, and
+    nothing of the transaction is committed."""
+    member = new_pubkey()
+    before = mem.member_list(community.cid)
+    with psycopg.connect(db_url) as c:
+        c.execute("SELECT buzz.add_relay_member(%s, %s)", (community.cid, member))
+        with pytest.raises(psycopg.Error) as refused:
+            c.commit()
+    assert refused.value.sqlstate == "BZUNS"
+    with pytest.raises(UnsignedChange), translated():
+        raise refused.value
+    assert member not in {m.pubkey for m in mem.relay_members(community.cid)}
+    assert mem.member_list(community.cid) == before
+    assert mem.member_list_drift() == []
+
+
+def test_a_noop_write_commits_without_a_list(db_url, mem, community: Community):
+    """A write that changes nothing owes no list, on the worker or here."""
+    member = new_pubkey()
+    assert mem.add_relay_member(community.cid, member).outcome == "added"
+    before = mem.member_list(community.cid)
+    with psycopg.connect(db_url) as c:
+        sql = "SELECT buzz.add_relay_member(%s, %s)"
+        assert c.execute(sql, (community.cid, member)).fetchone()[0] == "already_member"
+        c.commit()
+    assert mem.member_list(community.cid) == before
+
+
+def test_a_second_community_in_one_transaction_is_refused(mem, su, community: Community):
+    other = community_on_another_worker(mem, su, community.cid)
+    before = {str(c): mem.member_list(c) for c in (community.cid, other)}
+    with pytest.raises(DatabaseFailure) as refused, mem.transaction() as tx:
+        tx.add_relay_member(community.cid, new_pubkey())
+        tx.add_relay_member(other, new_pubkey())
+    assert isinstance(refused.value.__cause__, psycopg.errors.FeatureNotSupported)
+    assert {str(c): mem.member_list(c) for c in (community.cid, other)} == before
+
+
+def test_plain_sql_on_the_tables_is_refused_at_commit(db_url, mem, community: Community):
+    """Citus runs it on the worker as the caller, where the worker's guard refuses the
+    COMMIT; the client gets Citus's error, with the guard's message as a warning."""
+    member = new_pubkey()
+    notices: list[str] = []
+    with psycopg.connect(db_url) as c:
+        c.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
+        c.execute(
+            "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
+            " VALUES (%s, %s, 'member')",
+            (community.cid, member),
+        )
+        with pytest.raises(psycopg.Error):
+            c.commit()
+    assert any("without its signed membership list" in n for n in notices), notices
+    assert member not in {m.pubkey for m in mem.relay_members(community.cid)}
+
+
+def test_lists_are_announced_on_the_coordinator_when_they_commit(
+    db_url, mem, community: Community
+):
+    """LISTEN on the coordinator: each committed list is announced there once, with the
+    payload one server sends; a rolled-back write announces nothing."""
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN buzz_membership")
+        w = mem.add_relay_member(community.cid, new_pubkey())
+        with pytest.raises(RuntimeError), mem.transaction() as tx:
+            tx.add_relay_member(community.cid, new_pubkey())
+            raise RuntimeError("rolled back after its list was signed")
+        assert mem.define_role(community.cid, "mod", "Moderator").outcome == "defined"
+        payloads = [json.loads(n.payload) for n in listener.notifies(timeout=2.0, stop_after=3)]
+    lists = [p for p in payloads if p["kind"] == 13534]
+    assert [p["id"] for p in lists] == [w.snapshot["id"]]
+    assert lists[0] == {
+        "community_id": str(community.cid),
+        "id": w.snapshot["id"],
+        "kind": 13534,
+        "created_at": w.snapshot["created_at"],
+    }
+    [mod] = [d for d in mem.role_definitions(community.cid) if ["d", "mod"] in d["tags"]]
+    assert [p["id"] for p in payloads if p["kind"] == 33534] == [mod["id"]]
+
+
+def _writer(url: str, key: RelayKey, communities: list[Any], stop: threading.Event, log: dict):
+    """Adds and removes members until `stop`, recording each committed change; a write that
+    fails (a shard being moved) is retried with another change."""
+    rng = random.Random()
+    with Membership.connect(url, key) as m:
+        while not stop.is_set():
+            cid = rng.choice(communities)
+            mine = log["members"][str(cid)]
+            try:
+                if mine and rng.random() < 0.3:
+                    pubkey = rng.choice(sorted(mine))
+                    if m.remove_relay_member(cid, pubkey).outcome == "removed":
+                        mine.discard(pubkey)
+                else:
+                    pubkey = new_pubkey()
+                    if m.add_relay_member(cid, pubkey).outcome == "added":
+                        mine.add(pubkey)
+                log["commits"] += 1
+            except Exception as exc:  # noqa: BLE001 - counted, and the run goes on
+                log["failures"].append(type(exc).__name__)
+                time.sleep(0.05)
+
+
+def test_moving_a_shard_while_writes_run_loses_nothing(db_url, mem, su, key):
+    """Writers change members of six communities while each of their shard groups moves to
+    the other worker (citus_move_shard_placement, logical replication). Afterwards every
+    committed change is there, drift is empty, and every live list verifies."""
+    communities = [mem.create_community(new_host(), new_pubkey()).details["community_id"]
+                   for _ in range(6)]  # fmt: skip
+    owners = {str(c): {m.pubkey for m in mem.relay_members(c)} for c in communities}
+    logs = [{"members": {str(c): set() for c in communities}, "commits": 0, "failures": []}
+            for _ in range(2)]  # fmt: skip
+    for i, log in enumerate(logs):  # each writer its own communities' members
+        log["members"] = {str(c): set() for c in communities[i::2]}
+    stop = threading.Event()
+    writers = [
+        threading.Thread(
+            target=_writer, args=(db_url, key, communities[i::2], stop, logs[i]), daemon=True
+        )
+        for i in range(2)
+    ]
+    for t in writers:
+        t.start()
+    moved = set()
+    try:
+        time.sleep(1.0)
+        for cid in communities:
+            shard = su.execute(
+                "SELECT get_shard_id_for_distribution_column('buzz_private.relay_members', %s)",
+                (cid,),
+            ).fetchone()[0]
+            if shard in moved:
+                continue
+            source = worker_of(su, cid)
+            target = su.execute(
+                "SELECT nodename, nodeport FROM pg_dist_node"
+                " WHERE groupid <> 0 AND (nodename, nodeport) <> (%s, %s)",
+                source,
+            ).fetchone()
+            su.execute(
+                "SELECT citus_move_shard_placement(%s, %s, %s, %s, %s,"
+                " shard_transfer_mode => 'force_logical')",
+                (shard, *source, *target),
+            )
+            moved.add(shard)
+            assert worker_of(su, cid) == tuple(target)
+            time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in writers:
+            t.join(timeout=60)
+    assert moved
+    assert sum(log["commits"] for log in logs) > 0
+    for log in logs:
+        for cid, added in log["members"].items():
+            members = {m.pubkey for m in mem.relay_members(cid)}
+            assert members == added | owners[cid], cid
+    assert mem.member_list_drift() == []
+    for cid in communities:
+        verify_both(mem.member_list(cid))
+
+
+def _stress_writer(url: str, key: RelayKey, communities: list[Any], stop: threading.Event,
+                   lists: list[str], failures: list[str]) -> None:  # fmt: skip
+    """Random writes (members, roles, invites) until `stop`; records each committed list."""
+    rng = random.Random()
+    with Membership.connect(url, key) as m:
+        while not stop.is_set():
+            cid = rng.choice(communities)
+            members = [x.pubkey for x in m.relay_members(cid) if x.role != "owner"]
+            op = rng.random()
+            try:
+                if op < 0.45 or not members:
+                    w = m.add_relay_member(cid, new_pubkey(), rng.choice(["member", "admin"]))
+                elif op < 0.65:
+                    w = m.remove_relay_member(cid, rng.choice(members))
+                elif op < 0.75:
+                    w = m.update_relay_member_role(cid, rng.choice(members), "admin")
+                elif op < 0.85:
+                    w = m.define_role(cid, rng.choice(["mod", "dev"]), f"L{rng.randrange(9)}")
+                elif op < 0.95:
+                    w = m.assign_role(cid, rng.choice(members), rng.choice(["mod", "dev"]))
+                else:
+                    w = m.delete_role(cid, rng.choice(["mod", "dev"]))
+            except Exception as exc:  # noqa: BLE001 - a role not defined yet, say: counted
+                failures.append(type(exc).__name__)
+                continue
+            if w.snapshot is not None:
+                lists.append(w.snapshot["id"])
+
+
+def test_a_stress_run_across_both_workers(db_url, mem, su, key):
+    """Six sessions write eight communities on both workers at random for 15 s. Then drift is
+    empty, every live list and role definition verifies, and the lists announced on the
+    coordinator are exactly the lists the writers saw commit."""
+    communities = [mem.create_community(new_host(), new_pubkey()).details["community_id"]
+                   for _ in range(8)]  # fmt: skip
+    assert len({worker_of(su, c) for c in communities}) == 2
+    lists: list[str] = []
+    failures: list[str] = []
+    stop = threading.Event()
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN buzz_membership")
+        writers = [
+            threading.Thread(
+                target=_stress_writer,
+                args=(db_url, key, communities, stop, lists, failures),
+                daemon=True,
+            )
+            for _ in range(6)
+        ]
+        for t in writers:
+            t.start()
+        time.sleep(15)
+        stop.set()
+        for t in writers:
+            t.join(timeout=60)
+        announced = [
+            json.loads(n.payload)
+            for n in listener.notifies(timeout=3.0)
+        ]
+    assert len(lists) > 50, (len(lists), failures[:5])
+    assert sorted(p["id"] for p in announced if p["kind"] == 13534) == sorted(lists)
+    assert mem.member_list_drift() == []
+    for cid in communities:
+        verify_both(mem.member_list(cid))
+        for definition in mem.role_definitions(cid):
+            verify_both(definition)

@@ -4,10 +4,13 @@
 -- in its order. buzz_private.insert_events says what it stores, returns and raises.
 CREATE OR REPLACE FUNCTION buzz.insert_signed_events(p_ids text[], p_sigs text[])
 RETURNS SETOF json
-LANGUAGE sql VOLATILE SECURITY DEFINER
+-- PL/pgSQL, whose plan of the call is kept for the session.
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
-    SELECT * FROM buzz_private.insert_events(p_ids, p_sigs, NULL)
+BEGIN
+    RETURN QUERY SELECT * FROM buzz_private.insert_events(p_ids, p_sigs, NULL);
+END
 $$;
 ALTER FUNCTION buzz.insert_signed_events(text[], text[]) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.insert_signed_events(text[], text[]) FROM PUBLIC;

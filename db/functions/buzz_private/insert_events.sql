@@ -35,6 +35,9 @@ DECLARE
     v_key text;
     v_bad_position integer;
     v_replaced record;
+    v_touched uuid[];     -- the communities of the events, with repeats
+    v_listed uuid[];      -- the communities with a new list ...
+    v_listed_at bigint[]; -- ... and its created_at
 BEGIN
     -- Taken out of the scratch table in one statement, and read from the array from here on.
     -- Any error below rolls the DELETE back with the rest: a failed call leaves the prepared
@@ -109,19 +112,25 @@ BEGIN
     -- the community's events at that list's created_at (no other list of the community has
     -- it, and none can commit while this transaction holds the list lock). Then these are
     -- the published ones.
+    -- One pass over the events for what the scratch tables need: the communities (each has a
+    -- list or a role event; 8000/8001 events come only with a list) and their lists.
+    SELECT pg_catalog.array_agg(e.community_id) FILTER (WHERE e.kind NOT IN (8000, 8001)),
+           pg_catalog.array_agg(e.community_id) FILTER (WHERE e.kind = 13534),
+           pg_catalog.array_agg(e.created_at) FILTER (WHERE e.kind = 13534)
+    INTO v_touched, v_listed, v_listed_at
+    FROM pg_catalog.unnest(v_events) AS e;
     FOR v_replaced IN
         DELETE FROM buzz_private.tx_published_events t
-        WHERE t.xid = v_xid
-          AND t.community_id IN (SELECT e.community_id FROM pg_catalog.unnest(v_events) AS e)
+        WHERE t.xid = v_xid AND t.community_id = ANY (v_touched)
         RETURNING t.community_id, t.created_at
     LOOP
         DELETE FROM buzz_private.membership_events m
         WHERE m.community_id = v_replaced.community_id AND m.created_at = v_replaced.created_at;
     END LOOP;
     INSERT INTO buzz_private.tx_published_events (xid, community_id, created_at)
-    SELECT v_xid, e.community_id, e.created_at
-    FROM pg_catalog.unnest(v_events) AS e
-    WHERE e.kind = 13534;
+    SELECT v_xid, l.community_id, l.created_at
+    FROM ROWS FROM (pg_catalog.unnest(v_listed), pg_catalog.unnest(v_listed_at))
+             AS l (community_id, created_at);
     -- Published: every change recorded so far is covered, and the commit guard is satisfied.
     DELETE FROM buzz_private.tx_pending_lists p
     WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community);

@@ -38,6 +38,7 @@ DECLARE
     v_touched uuid[];     -- the communities of the events, with repeats
     v_listed uuid[];      -- the communities with a new list ...
     v_listed_at bigint[]; -- ... and its created_at
+    v_event buzz_private.tx_prepared_events;
 BEGIN
     -- Taken out of the scratch table in one statement, and read from the array from here on.
     -- Any error below rolls the DELETE back with the rest: a failed call leaves the prepared
@@ -135,20 +136,12 @@ BEGIN
     DELETE FROM buzz_private.tx_pending_lists p
     WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community);
 
-    -- One statement stores the rest and returns the signed events, in prepare's order.
-    RETURN QUERY
+    IF p_community IS NULL THEN
+        -- One statement stores the rest.
         WITH signed AS (
             SELECT x.community_id, x.position, x.id, x.pubkey, x.kind, x.created_at,
                    x.member_pubkey, x.role_id, x.tags, pg_catalog.lower(x.unnest) AS sig
             FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_sigs)) AS x
-        ),
-        stored AS (
-            INSERT INTO buzz_private.membership_events
-                (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
-            SELECT s.community_id, s.id, s.pubkey, s.created_at, s.kind, s.member_pubkey, s.sig
-            FROM signed s
-            WHERE s.kind IN (8000, 8001)
-            ORDER BY s.position
         ),
         live_roles AS (
             INSERT INTO buzz_private.role_events AS r
@@ -169,20 +162,58 @@ BEGIN
                 SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
                     created_at = EXCLUDED.created_at, sig = EXCLUDED.sig
         )
-        -- The signed events as the compact NIP-01 text whose tags are the signed bytes:
-        -- a list's as prepare kept them (else from its stored pieces, which prepare wrote),
-        -- an 8000/8001's from its member, a role event's as prepare kept them.
-        SELECT buzz_private.event_json(
-                   s.id, s.pubkey, s.created_at, s.kind,
-                   CASE WHEN s.kind = 13534
-                        THEN coalesce(buzz_private.kept_list_tags(s.id),
-                                      buzz_private.list_tags(s.community_id))
-                        WHEN s.kind IN (8000, 8001)
-                        THEN buzz_private.member_event_tags(s.member_pubkey)
-                        ELSE s.tags END,
-                   s.sig)
+        INSERT INTO buzz_private.membership_events
+            (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
+        SELECT s.community_id, s.id, s.pubkey, s.created_at, s.kind, s.member_pubkey, s.sig
         FROM signed s
+        WHERE s.kind IN (8000, 8001)
         ORDER BY s.position;
+    ELSE
+        -- One community's events (on its Citus worker): a row at a time, which Citus sends
+        -- to the community's shard, where an INSERT ... SELECT would reach every shard.
+        FOR v_i IN 1 .. v_count LOOP
+            v_event := v_events[v_i];
+            IF v_event.kind IN (8000, 8001) THEN
+                INSERT INTO buzz_private.membership_events
+                    (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
+                VALUES (p_community, v_event.id, v_event.pubkey, v_event.created_at,
+                        v_event.kind, v_event.member_pubkey, pg_catalog.lower(p_sigs[v_i]));
+            ELSIF v_event.kind IN (33534, 5) THEN
+                INSERT INTO buzz_private.role_events AS r
+                    (community_id, role_id, kind, id, pubkey, created_at, tags, sig)
+                VALUES (p_community, v_event.role_id, v_event.kind, v_event.id, v_event.pubkey,
+                        v_event.created_at, v_event.tags, pg_catalog.lower(p_sigs[v_i]))
+                ON CONFLICT (community_id, role_id) DO UPDATE
+                    SET kind = EXCLUDED.kind, id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
+                        created_at = EXCLUDED.created_at, tags = EXCLUDED.tags,
+                        sig = EXCLUDED.sig;
+            ELSE
+                INSERT INTO buzz_private.member_lists AS l
+                    (community_id, id, pubkey, created_at, sig)
+                VALUES (p_community, v_event.id, v_event.pubkey, v_event.created_at,
+                        pg_catalog.lower(p_sigs[v_i]))
+                ON CONFLICT (community_id) DO UPDATE
+                    SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
+                        created_at = EXCLUDED.created_at, sig = EXCLUDED.sig;
+            END IF;
+        END LOOP;
+    END IF;
+
+    -- The signed events, in prepare's order, as the compact NIP-01 text whose tags are the
+    -- signed bytes: a list's as prepare kept them (else from its stored pieces, which prepare
+    -- wrote), an 8000/8001's from its member, a role event's as prepare kept them.
+    RETURN QUERY
+        SELECT buzz_private.event_json(
+                   x.id, x.pubkey, x.created_at, x.kind,
+                   CASE WHEN x.kind = 13534
+                        THEN coalesce(buzz_private.kept_list_tags(x.id),
+                                      buzz_private.list_tags(x.community_id))
+                        WHEN x.kind IN (8000, 8001)
+                        THEN buzz_private.member_event_tags(x.member_pubkey)
+                        ELSE x.tags END,
+                   pg_catalog.lower(x.unnest))
+        FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_sigs)) AS x
+        ORDER BY x.position;
 END
 $$;
 ALTER FUNCTION buzz_private.insert_events(text[], text[], uuid) OWNER TO buzz_owner;

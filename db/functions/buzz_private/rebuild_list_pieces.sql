@@ -11,6 +11,9 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_prefixes text[];  -- NULL: every prefix
+    v_fresh_prefixes text[] COLLATE "C";  -- the pieces relay_members makes now
+    v_fresh_counts integer[];
+    v_fresh_tags text[];
 BEGIN
     IF NOT p_rebuild THEN
         SELECT pg_catalog.array_agg(DISTINCT pg_catalog.left(ch.pubkey, 2)) INTO v_prefixes
@@ -21,20 +24,25 @@ BEGIN
         END IF;
     END IF;
 
-    WITH fresh AS (
-        SELECT t.prefix, t.member_count, t.tags
-        FROM buzz_private.member_tags(p_community, v_prefixes) t
-    ), upserted AS (
+    -- The fresh pieces first, then the stored ones written from them, by statements of their
+    -- own (on a Citus worker each then stays on the community's shard).
+    SELECT pg_catalog.array_agg(t.prefix), pg_catalog.array_agg(t.member_count),
+           pg_catalog.array_agg(t.tags)
+    INTO v_fresh_prefixes, v_fresh_counts, v_fresh_tags
+    FROM buzz_private.member_tags(p_community, v_prefixes) t;
+    -- A row at a time (one piece, as a rule): Citus sends an INSERT of one row to its shard,
+    -- where an INSERT ... SELECT would lock every shard of the table.
+    FOR v_i IN 1 .. coalesce(pg_catalog.cardinality(v_fresh_prefixes), 0) LOOP
         INSERT INTO buzz_private.member_list_pieces AS p (community_id, prefix, member_count, tags)
-        SELECT p_community, f.prefix, f.member_count, f.tags FROM fresh f
+        VALUES (p_community, v_fresh_prefixes[v_i], v_fresh_counts[v_i], v_fresh_tags[v_i])
         ON CONFLICT (community_id, prefix) DO UPDATE
             SET member_count = EXCLUDED.member_count, tags = EXCLUDED.tags
-            WHERE p.tags IS DISTINCT FROM EXCLUDED.tags
-    )
+            WHERE p.tags IS DISTINCT FROM EXCLUDED.tags;
+    END LOOP;
     DELETE FROM buzz_private.member_list_pieces p
     WHERE p.community_id = p_community
       AND (v_prefixes IS NULL OR p.prefix = ANY (v_prefixes))
-      AND p.prefix NOT IN (SELECT f.prefix FROM fresh f);
+      AND p.prefix <> ALL (coalesce(v_fresh_prefixes, '{}'));
 END
 $$;
 ALTER FUNCTION buzz_private.rebuild_list_pieces(xid8, uuid, boolean) OWNER TO buzz_owner;

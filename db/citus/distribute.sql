@@ -1,4 +1,4 @@
--- Shards the schema by community on a Citus cluster (buzz_signer.migrate.distribute, after the
+-- Shards the schema by community on a Citus cluster (buzz_signer.citus.distribute, after the
 -- migrations; docs/scale-out.md). Idempotent: tables already in Citus's metadata are skipped.
 --
 -- Reference tables (a copy on every node): what every write reads and no community owns:
@@ -7,8 +7,8 @@
 -- Distributed by community_id, all co-located: every table a community's writes touch, so
 -- that one community's rows, and every statement of its write paths, are on one worker.
 -- Not here: the tx_* scratch tables. They stay local tables, one set on every node, since
--- a transaction's bookkeeping is the business of the node it runs on (migrate.distribute
--- copies their definitions to the workers).
+-- a transaction's bookkeeping is the business of the node it runs on
+-- (buzz_signer.citus.copy_scratch_tables copies their definitions to the workers).
 
 -- A column dropped by an earlier migration (membership_events.event_seq, 0006) makes Citus
 -- generate invalid DDL for the table: rebuild it first, without the dropped column.

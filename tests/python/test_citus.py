@@ -162,8 +162,8 @@ def test_writes_to_communities_on_different_workers_do_not_wait(
             lambda: second.add_relay_member(community.cid, blocked_member), "writer of A"
         )
         statement, _ = wait_until_blocked(su, second_gpid, holder.gpid, blocked)
-        # At prepare's list lock, as on one server, or earlier, in the write, on a lock Citus
-        # takes on the community's shard: either way behind the holder.
+        # At prepare's list lock, as on one server, or (seen in one run) already in the write,
+        # on a lock not pinned down yet: either way behind the holder.
         assert "prepare_membership_events" in statement or "add_relay_member" in statement
         free = third.add_relay_member(other, free_member)  # while A's writer waits
         assert free.outcome == "added"

@@ -40,12 +40,9 @@ NAMES = {0: "one server", 1: "1 worker", 2: "2 workers"}
 def _cluster(workers: int) -> tuple[LocalCitus | LocalCluster, str]:
     """A Citus cluster of `workers` workers, or (0) one server."""
     root = REPO / ".buzz" / f"bench-citus-{workers}"
-    if workers == 0:
-        server = LocalCluster(root, PORTS[0]).start()
-        url = server.create_database("buzz_bench", drop_existing=True)
-    else:
-        server = LocalCitus(root, PORTS[workers], workers).start()
-        url = server.create_database("buzz_bench", drop_existing=True)
+    server = LocalCitus(root, PORTS[workers], workers) if workers else LocalCluster(root, PORTS[0])
+    server.start()
+    url = server.create_database("buzz_bench", drop_existing=True)
     upgrade(url)
     return server, url
 

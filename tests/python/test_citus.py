@@ -85,13 +85,8 @@ class HeldList:
         self.conn = psycopg.connect(url)
         self.gpid = gpid(self.conn)
         self.conn.commit()
-        self.key = key
         self.conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community, new_pubkey()))
-        self.prepared = self.conn.execute(
-            "SELECT id, serialized, community_id, kind, created_at"
-            " FROM buzz.prepare_membership_events(%s)",
-            (key.pubkey,),
-        ).fetchall()
+        self.conn.execute("SELECT * FROM buzz.prepare_membership_events(%s)", (key.pubkey,))
 
     def close(self) -> None:
         self.conn.close()

@@ -104,6 +104,7 @@ LOCALCITUS := $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
 CITUS_TESTS ?= tests/python/test_citus.py tests/python/test_membership_writes.py \
   tests/python/test_roles.py tests/python/test_membership_guard.py \
+  tests/python/test_concurrency.py tests/python/test_role_concurrency.py \
   tests/python/test_relay_nostr_tools.py
 
 citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed

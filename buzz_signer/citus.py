@@ -275,6 +275,15 @@ def _delegate(conn: psycopg.Connection, signature: str, argument: str) -> None:
     )
 
 
+def connect_to_node(conn: psycopg.Connection, host: str, port: int, **kwargs) -> psycopg.Connection:
+    """A new connection to the node at `host`:`port` (as pg_dist_node names it) with the rest of
+    `conn`'s parameters: the same database, user and password."""
+    params = {**conn.info.get_parameters(), "host": host, "port": str(port)}
+    if conn.info.password:
+        params["password"] = conn.info.password
+    return psycopg.connect(**params, **kwargs)
+
+
 def copy_scratch_tables(conn: psycopg.Connection) -> None:
     """Give every worker the coordinator's scratch tables, as they are defined now.
 
@@ -290,13 +299,8 @@ def copy_scratch_tables(conn: psycopg.Connection) -> None:
         "SELECT nodename, nodeport FROM pg_catalog.pg_dist_node"
         " WHERE noderole = 'primary' AND groupid <> 0 AND isactive ORDER BY nodeid"
     ).fetchall()
-    params = conn.info.get_parameters()
-    password = conn.info.password
     for host, port in workers:
-        kwargs = {**params, "host": host, "port": str(port)}
-        if password:
-            kwargs["password"] = password
-        with psycopg.connect(**kwargs) as worker, worker.transaction():
+        with connect_to_node(conn, host, port) as worker, worker.transaction():
             # Local tables of the worker's own, which Citus must not send anywhere.
             worker.execute("SET LOCAL citus.enable_ddl_propagation = off")
             for statement in ddl:

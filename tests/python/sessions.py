@@ -1,16 +1,24 @@
-"""Several real sessions on one test database, for the concurrency tests.
+"""Several real sessions on one test database, for the concurrency tests; on one server or on a
+Citus cluster (BUZZ_TEST_CITUS=1), where every wait is read on the node it happens on.
 
 - ``Background``: a call run in a thread of its own (on a connection of its own); its answer or
   its exception comes back through ``result()``.
-- ``wait_until_blocked``: polls ``pg_blocking_pids`` from an observer connection until the
-  waiter's backend is provably waiting for the holder's; fails the test on timeout, or at once
-  if the waiter's call ended instead of waiting. ``waiting_for`` says which lock it waits for;
+- ``wait_until_blocked``: polls ``pg_blocking_pids`` (``citus_lock_waits``) from an observer
+  connection until the waiter's backend is provably waiting for the holder's; fails the test on
+  timeout, or at once if the waiter's call ended instead of waiting. ``waiting_for`` says which lock it waits for;
   ``finishes_unblocked`` runs a call to its end, failing as soon as it is seen waiting.
 - ``ListLockHolder``: a superuser transaction holding a community's list lock (the advisory
-  lock ``buzz_private.list_lock_key``) by hand, as an operator can.
+  lock ``buzz_private.list_lock_key``) by hand, as an operator can: on a cluster, on the
+  community's worker, where its writers take that lock.
+- ``backend_pid``: the id the waits know a session by. On a cluster it is the session's global
+  pid (``citus_backend_gpid``), which Citus gives its work on every node, and the waits and
+  locks are read from ``citus_lock_waits`` and ``citus_locks`` on the coordinator: a shard's
+  lock is named by its table.
 - ``RawWriter``: a transaction driven step by step (write, prepare, sign and insert, commit),
   so that a test can hold it open at a chosen point.
 - ``Stage``: owns a test's sessions and closes them in an order that cannot hang.
+- ``behind_the_api``: a transaction in replica mode (no trigger fires) on the server that holds
+  a community's rows, to change them as a restore would.
 
 Never sleep-and-hope: every "B waits for A" in these tests is read from pg_locks.
 """
@@ -19,11 +27,14 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple, Self
 
 import psycopg
+from conftest import CITUS
 
+from buzz_signer.citus import connect_to_node
 from buzz_signer.errors import translated
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
@@ -102,26 +113,61 @@ class Wait(NamedTuple):
 
 
 def backend_pid(conn: psycopg.Connection) -> int:
-    return conn.info.backend_pid
+    if not CITUS:
+        return conn.info.backend_pid
+    # Asked on a connection of its own: `conn` may be busy with the very call that waits.
+    with connect_to_node(conn, conn.info.host, conn.info.port) as node:
+        return node.execute(
+            "SELECT citus_calculate_gpid(nodeid, %s) FROM pg_dist_node"
+            " WHERE groupid = (SELECT groupid FROM pg_dist_local_group) AND noderole = 'primary'",
+            (conn.info.backend_pid,),
+        ).fetchone()[0]
 
 
 def blocking_pids(observer: psycopg.Connection, pid: int) -> list[int]:
+    if CITUS:
+        return observer.execute(
+            "SELECT coalesce(array_agg(DISTINCT blocking_gpid), '{}') FROM citus_lock_waits"
+            " WHERE waiting_gpid = %s",
+            (pid,),
+        ).fetchone()[0]
     return observer.execute("SELECT pg_blocking_pids(%s)", (pid,)).fetchone()[0]
+
+
+_WAITING_FOR = """
+    SELECT l.locktype, l.mode, l.relation::regclass::text,
+      CASE WHEN l.locktype = 'advisory' AND l.objsubid = 1
+           THEN (l.classid::bigint << 32) | l.objid::bigint END,
+      a.query,
+      ARRAY(SELECT t.relation::regclass::text FROM pg_locks t
+            WHERE t.pid = l.pid AND t.locktype = 'tuple' AND t.granted)
+    FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+    WHERE l.pid = %(pid)s AND NOT l.granted
+"""
+
+# The same from every node of a cluster: a lock on a shard named by its table, the statement
+# the one the session sent the coordinator.
+_WAITING_FOR_ON_CLUSTER = """
+    WITH locks AS MATERIALIZED (SELECT * FROM citus_locks WHERE global_pid = %(pid)s),
+    tables AS (SELECT shard_name(logicalrelid, shardid) AS shard, logicalrelid::text AS name
+               FROM pg_dist_shard)
+    SELECT l.locktype, l.mode, coalesce(t.name, l.relation_name),
+      CASE WHEN l.locktype = 'advisory' AND l.objsubid = 1
+           THEN (l.classid::bigint << 32) | l.objid::bigint END,
+      (SELECT w.blocked_statement FROM citus_lock_waits w WHERE w.waiting_gpid = l.global_pid
+       LIMIT 1),
+      ARRAY(SELECT coalesce(qt.name, q.relation_name) FROM locks q
+            LEFT JOIN tables qt ON qt.shard = q.relation_name
+            WHERE q.nodeid = l.nodeid AND q.pid = l.pid AND q.locktype = 'tuple' AND q.granted)
+    FROM locks l LEFT JOIN tables t ON t.shard = l.relation_name
+    WHERE NOT l.granted
+"""
 
 
 def waiting_for(observer: psycopg.Connection, pid: int) -> Wait | None:
     """The lock `pid` waits for right now, or None when it waits for none."""
-    row = observer.execute(
-        "SELECT l.locktype, l.mode, l.relation::regclass::text,"
-        " CASE WHEN l.locktype = 'advisory' AND l.objsubid = 1"
-        "      THEN (l.classid::bigint << 32) | l.objid::bigint END,"
-        " a.query,"
-        " ARRAY(SELECT t.relation::regclass::text FROM pg_locks t"
-        "       WHERE t.pid = l.pid AND t.locktype = 'tuple' AND t.granted)"
-        " FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
-        " WHERE l.pid = %s AND NOT l.granted",
-        (pid,),
-    ).fetchone()
+    query = _WAITING_FOR_ON_CLUSTER if CITUS else _WAITING_FOR
+    row = observer.execute(query, {"pid": pid}).fetchone()
     return Wait(*row) if row else None
 
 
@@ -159,15 +205,49 @@ def list_lock_key(observer: psycopg.Connection, community: Any) -> int:
 
 
 def list_lock_holders(observer: psycopg.Connection, community: Any) -> list[int]:
-    """The backends holding the community's list lock (granted), as in docs/operations.md."""
+    """The sessions holding the community's list lock (granted), as in docs/operations.md."""
+    locks = "citus_locks" if CITUS else "pg_locks"
+    holder = "global_pid" if CITUS else "pid"
     return [
         r[0]
         for r in observer.execute(
-            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
+            f"SELECT DISTINCT {holder} FROM {locks}"
+            " WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
             " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
             (community,),
         )
     ]
+
+
+def worker_of(observer: psycopg.Connection, community: Any) -> tuple[str, int]:
+    """The worker (host, port) holding `community`'s shards, on a cluster."""
+    return observer.execute(
+        "SELECT nodename, nodeport FROM citus_shards"
+        " WHERE shardid = get_shard_id_for_distribution_column("
+        "       'buzz_private.relay_members', %s)",
+        (community,),
+    ).fetchone()
+
+
+def connect_where(url: str, community: Any, **kwargs: Any) -> psycopg.Connection:
+    """A new connection to the server that holds `community`'s rows: on a cluster, its worker
+    (where its writers lock it and a trigger on its rows runs)."""
+    conn = psycopg.connect(url, **kwargs)
+    if not CITUS:
+        return conn
+    with conn:
+        host, port = worker_of(conn, community)
+        return connect_to_node(conn, host, port, **kwargs)
+
+
+@contextmanager
+def behind_the_api(url: str, community: Any) -> Iterator[psycopg.Connection]:
+    """A superuser transaction with session_replication_role = replica on the server holding
+    `community`'s rows (on a cluster, its worker: a write there runs on the local shard, where
+    the setting holds); committed at the end of the block."""
+    with connect_where(url, community) as conn, conn.transaction():
+        conn.execute("SET LOCAL session_replication_role = replica")
+        yield conn
 
 
 class ListLockHolder:
@@ -175,7 +255,7 @@ class ListLockHolder:
     list lock until release()."""
 
     def __init__(self, url: str, community: Any) -> None:
-        self.conn = psycopg.connect(url)
+        self.conn = connect_where(url, community)
         self.pid = backend_pid(self.conn)
         self.conn.execute(
             "SELECT pg_advisory_xact_lock(buzz_private.list_lock_key(%s))", (community,)

@@ -2,8 +2,9 @@
 
 Run by `make test-citus` (BUZZ_TEST_CITUS=1: the coordinator and two workers of
 buzz_signer.localcitus); skipped elsewhere. The other suites that apply run on the same
-cluster too. Waits are read from Citus's citus_lock_waits on the coordinator, which follows a
-distributed transaction to the worker where it waits.
+cluster too. Waits are read as sessions.py reads them on a cluster: from Citus's
+citus_lock_waits and citus_locks on the coordinator, which follow a distributed transaction to
+the worker where it waits.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from conftest import CITUS
 
 pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
-from sessions import BLOCK_TIMEOUT, POLL, Background
+from sessions import Background, backend_pid, list_lock_key, wait_until_blocked, worker_of
 
 from buzz_signer.errors import DatabaseFailure, UnsignedChange, translated
 from buzz_signer.keys import RelayKey
@@ -35,16 +36,6 @@ DISTRIBUTED = (
 )  # fmt: skip
 
 
-def worker_of(su: psycopg.Connection, community: Any) -> tuple[str, int]:
-    """The worker (host, port) holding `community`'s shard of relay_members."""
-    return su.execute(
-        "SELECT nodename, nodeport FROM citus_shards"
-        " WHERE shardid = get_shard_id_for_distribution_column("
-        "       'buzz_private.relay_members', %s)",
-        (community,),
-    ).fetchone()
-
-
 def community_on_another_worker(m: Membership, su: psycopg.Connection, than: Any) -> Any:
     """A new community whose shards are on a worker other than `than`'s."""
     for _ in range(64):
@@ -54,37 +45,13 @@ def community_on_another_worker(m: Membership, su: psycopg.Connection, than: Any
     raise AssertionError("64 new communities all landed on one worker")
 
 
-def gpid(conn: psycopg.Connection) -> int:
-    return conn.execute("SELECT citus_backend_gpid()").fetchone()[0]
-
-
-def wait_until_blocked(observer: psycopg.Connection, waiter: int, holder: int, call: Background):
-    """Return once the distributed transaction of backend `waiter` (a global pid) is seen
-    waiting, on some node, for that of `holder`; fail if the call ends first."""
-    deadline = time.monotonic() + BLOCK_TIMEOUT
-    while True:
-        row = observer.execute(
-            "SELECT blocked_statement, waiting_nodeid FROM citus_lock_waits"
-            " WHERE waiting_gpid = %s AND blocking_gpid = %s",
-            (waiter, holder),
-        ).fetchone()
-        if row is not None:
-            return row
-        if call.done():
-            raise AssertionError(f"{call.name} never waited: {call.describe()}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{call.name} not blocked after {BLOCK_TIMEOUT} s")
-        time.sleep(POLL)
-
-
 class HeldList:
     """A transaction that wrote a member of `community` and prepared its list, holding the
     community's list lock (on its worker) until commit() or close()."""
 
     def __init__(self, url: str, key: RelayKey, community: Any) -> None:
         self.conn = psycopg.connect(url)
-        self.gpid = gpid(self.conn)
-        self.conn.commit()
+        self.gpid = backend_pid(self.conn)
         self.conn.execute("SELECT buzz.add_relay_member(%s, %s)", (community, new_pubkey()))
         self.conn.execute("SELECT * FROM buzz.prepare_membership_events(%s)", (key.pubkey,))
 
@@ -152,14 +119,14 @@ def test_writes_to_communities_on_different_workers_do_not_wait(
     second = Membership.connect(db_url, key)
     third = Membership.connect(db_url, key)
     try:
-        second_gpid = gpid(second.conn)
+        second_gpid = backend_pid(second.conn)
         blocked = Background(
             lambda: second.add_relay_member(community.cid, blocked_member), "writer of A"
         )
-        statement, _ = wait_until_blocked(su, second_gpid, holder.gpid, blocked)
-        # At prepare's list lock, as on one server, or (seen in one run) already in the write,
-        # on a lock not pinned down yet: either way behind the holder.
-        assert "prepare_membership_events" in statement or "add_relay_member" in statement
+        wait = wait_until_blocked(su, second_gpid, holder.gpid, call=blocked)
+        # At prepare's list lock, on A's worker, as on one server.
+        assert wait.advisory_key == list_lock_key(su, community.cid), wait
+        assert "prepare_membership_events" in wait.query, wait
         free = third.add_relay_member(other, free_member)  # while A's writer waits
         assert free.outcome == "added"
         assert not blocked.done()

@@ -31,6 +31,7 @@ from fixtures_membership import (
 from sessions import (
     Stage,
     backend_pid,
+    behind_the_api,
     finishes_unblocked,
     list_lock_holders,
     list_lock_key,
@@ -97,13 +98,12 @@ def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, com
         mem.add_relay_member(cid, p)
     # A member restored behind the API's back (triggers off): the live list is stale.
     restored = new_pubkey()
-    su.execute("SET session_replication_role = replica")
-    su.execute(
-        "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
-        " VALUES (%s, %s, 'member')",
-        (cid, restored),
-    )
-    su.execute("RESET session_replication_role")
+    with behind_the_api(db_url, cid) as restore:
+        restore.execute(
+            "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
+            " VALUES (%s, %s, 'member')",
+            (cid, restored),
+        )
     assert [d.problem for d in reader.member_list_drift(cid)] == ["members_differ"]
     stale = reader.member_list(cid)
     new_owner = new_pubkey()

@@ -28,6 +28,7 @@ from fixtures_membership import (
     state,
     verify_both,
 )
+from sessions import behind_the_api
 
 from buzz_signer.errors import (
     ListTooFarAhead,
@@ -348,19 +349,17 @@ def test_truncate_of_members_is_refused(stmt, conn, reader, cm):
     assert state(reader, cm.cid) == before
 
 
-@pytest.mark.single_server(PLAIN_SQL_WRITES)
 def test_restore_with_triggers_off_shows_drift_and_republish_repairs(
-    mem, reader, key, community, su
+    db_url, mem, reader, key, community
 ):
     """Only replica mode bypasses the guard; member_list_drift tells, republish repairs."""
     a = new_pubkey()
-    su.execute("SET session_replication_role = replica")
-    su.execute(
-        "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
-        " VALUES (%s, %s, 'member')",
-        (community.cid, a),
-    )
-    su.execute("RESET session_replication_role")
+    with behind_the_api(db_url, community.cid) as restore:
+        restore.execute(
+            "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
+            " VALUES (%s, %s, 'member')",
+            (community.cid, a),
+        )
     drift = reader.member_list_drift()
     assert [(d.community_id, d.problem) for d in drift] == [(community.cid, "members_differ")]
     w = mem.republish_member_list(community.cid)

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import PLAIN_SQL_WRITES
 from fixtures_membership import (
     live_text,
     new_pubkey,
     verify_both,
 )
+from sessions import behind_the_api
 
 from buzz_signer.errors import CommunityArchived, InvalidParameter, InvalidPubkey, InvalidRole
 from buzz_signer.keys import RelayKey
@@ -289,15 +289,14 @@ def test_rotation_and_republish_re_sign_every_definition(mem, reader, db_url, co
 
 
 def test_a_community_whose_definitions_alone_are_by_another_key_is_rotated(
-    reader, db_url, community, su
+    reader, db_url, community
 ):
     new_key = RelayKey.generate()
     with Membership.connect(db_url, new_key) as rotated:
         assert rotated.rotate_relay_key(new_key.pubkey).outcome == 1
         # Its list is by the new key, one definition by another (as a restore might leave it).
-        with su.transaction():
-            su.execute("SET LOCAL session_replication_role = replica")
-            su.execute(
+        with behind_the_api(db_url, community.cid) as restore:
+            restore.execute(
                 "UPDATE buzz_private.role_events SET pubkey = %s"
                 " WHERE community_id = %s AND role_id = 'member'",
                 (new_pubkey(), community.cid),
@@ -308,31 +307,29 @@ def test_a_community_whose_definitions_alone_are_by_another_key_is_rotated(
     assert reader.member_list_drift() == []
 
 
-@pytest.mark.single_server(PLAIN_SQL_WRITES)
 def test_drift_reports_definitions_that_drifted_and_republish_repairs_them(
-    mem, reader, key, community, su
+    db_url, mem, reader, key, community
 ):
     mem.define_role(community.cid, "mod", "Mod")
     mem.define_role(community.cid, "vip", "VIP")
     mem.define_role(community.cid, "old", "Old")
     mem.delete_role(community.cid, "old")
-    with su.transaction():
-        su.execute("SET LOCAL session_replication_role = replica")
-        su.execute(
+    with behind_the_api(db_url, community.cid) as restore:
+        restore.execute(
             "UPDATE buzz_private.roles SET label = 'Changed' WHERE community_id = %s"
             " AND role_id = 'mod'",
             (community.cid,),
         )
-        su.execute(
+        restore.execute(
             "UPDATE buzz_private.role_events SET sig = repeat('0', 128) WHERE community_id = %s"
             " AND role_id = 'vip'",
             (community.cid,),
         )
-        su.execute(
+        restore.execute(
             "DELETE FROM buzz_private.role_events WHERE community_id = %s AND role_id = 'owner'",
             (community.cid,),
         )
-        su.execute(
+        restore.execute(
             "UPDATE buzz_private.role_events SET created_at = created_at + 1"
             " WHERE community_id = %s AND role_id = 'old'",
             (community.cid,),

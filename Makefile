@@ -105,7 +105,7 @@ LOCALCITUS := $(PY) -m buzz_signer.localcitus
 CITUS_TESTS ?= tests/python/test_citus.py tests/python/test_membership_writes.py \
   tests/python/test_roles.py tests/python/test_membership_guard.py \
   tests/python/test_concurrency.py tests/python/test_role_concurrency.py \
-  tests/python/test_relay_nostr_tools.py
+  tests/python/test_cli.py tests/python/test_relay_nostr_tools.py
 
 citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed
 	@if $(PY) -c 'import sys; from buzz_signer.localcitus import citus_installed; sys.exit(not citus_installed())'; then :; \

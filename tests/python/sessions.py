@@ -204,19 +204,28 @@ def list_lock_key(observer: psycopg.Connection, community: Any) -> int:
     return observer.execute("SELECT buzz_private.list_lock_key(%s)", (community,)).fetchone()[0]
 
 
-def list_lock_holders(observer: psycopg.Connection, community: Any) -> list[int]:
-    """The sessions holding the community's list lock (granted), as in docs/operations.md."""
+def _list_lock_sessions(observer: psycopg.Connection, community: Any, granted: bool) -> list[int]:
     locks = "citus_locks" if CITUS else "pg_locks"
-    holder = "global_pid" if CITUS else "pid"
+    session = "global_pid" if CITUS else "pid"
     return [
         r[0]
         for r in observer.execute(
-            f"SELECT DISTINCT {holder} FROM {locks}"
-            " WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
+            f"SELECT DISTINCT {session} FROM {locks}"
+            " WHERE locktype = 'advisory' AND objsubid = 1 AND granted = %s"
             " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
-            (community,),
+            (granted, community),
         )
     ]
+
+
+def list_lock_holders(observer: psycopg.Connection, community: Any) -> list[int]:
+    """The sessions holding the community's list lock, as in docs/operations.md."""
+    return _list_lock_sessions(observer, community, granted=True)
+
+
+def list_lock_waiters(observer: psycopg.Connection, community: Any) -> list[int]:
+    """The sessions waiting for the community's list lock."""
+    return _list_lock_sessions(observer, community, granted=False)
 
 
 def worker_of(observer: psycopg.Connection, community: Any) -> tuple[str, int]:

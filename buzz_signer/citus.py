@@ -235,17 +235,17 @@ def _wrap(conn: psycopg.Connection, name: str) -> None:
     result = f["result"]
     if result.startswith(("TABLE", "SETOF")):
         body = sql.SQL("BEGIN {} RETURN QUERY EXECUTE {} USING {}; {} END").format(
-            _ONE_COMMUNITY, call, using, _MARK
+            _BEFORE, call, using, _MARK
         )
     elif result == "void":
         body = sql.SQL("BEGIN {} EXECUTE {} USING {}; {} END").format(
-            _ONE_COMMUNITY, call, using, _MARK
+            _BEFORE, call, using, _MARK
         )
     else:
         body = sql.SQL(
             "DECLARE v_answer {}; BEGIN {} EXECUTE {} INTO v_answer USING {}; {}"
             " RETURN v_answer; END"
-        ).format(sql.SQL(result), _ONE_COMMUNITY, call, using, _MARK)
+        ).format(sql.SQL(result), _BEFORE, call, using, _MARK)
     conn.execute(
         sql.SQL(
             "CREATE FUNCTION buzz.{}({}) RETURNS {} LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
@@ -264,7 +264,9 @@ def _wrap(conn: psycopg.Connection, name: str) -> None:
 
 
 _MARK = sql.SQL("PERFORM buzz_private.mark_routed(p_community);")
-_ONE_COMMUNITY = sql.SQL("PERFORM buzz_private.route_to(p_community);")
+# One community per transaction; and the write's bounds on waits and idleness in the client's
+# own session too, as on one server (the worker's session gets them from the write itself).
+_BEFORE = sql.SQL("PERFORM buzz_private.route_to(p_community); PERFORM buzz_private.bound_waits();")
 
 
 def _delegate(conn: psycopg.Connection, signature: str, argument: str) -> None:

@@ -112,16 +112,32 @@ class Wait(NamedTuple):
     queued_rows: list[str]
 
 
+def global_pid(observer: psycopg.Connection, pid: int) -> int:
+    """Backend `pid` of the server `observer` is connected to, as the waits know it."""
+    if not CITUS:
+        return pid
+    return observer.execute(
+        "SELECT citus_calculate_gpid(nodeid, %s) FROM pg_dist_node"
+        " WHERE groupid = (SELECT groupid FROM pg_dist_local_group) AND noderole = 'primary'",
+        (pid,),
+    ).fetchone()[0]
+
+
 def backend_pid(conn: psycopg.Connection) -> int:
     if not CITUS:
         return conn.info.backend_pid
     # Asked on a connection of its own: `conn` may be busy with the very call that waits.
     with connect_to_node(conn, conn.info.host, conn.info.port) as node:
-        return node.execute(
-            "SELECT citus_calculate_gpid(nodeid, %s) FROM pg_dist_node"
-            " WHERE groupid = (SELECT groupid FROM pg_dist_local_group) AND noderole = 'primary'",
-            (conn.info.backend_pid,),
-        ).fetchone()[0]
+        return global_pid(node, conn.info.backend_pid)
+
+
+def session_alive(observer: psycopg.Connection, pid: int) -> bool:
+    """Whether session `pid` still has a backend (on a cluster: on any node)."""
+    if CITUS:
+        query = "SELECT EXISTS (SELECT FROM citus_stat_activity WHERE global_pid = %s)"
+    else:
+        query = "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = %s)"
+    return observer.execute(query, (pid,)).fetchone()[0]
 
 
 def blocking_pids(observer: psycopg.Connection, pid: int) -> list[int]:
@@ -205,13 +221,18 @@ def list_lock_key(observer: psycopg.Connection, community: Any) -> int:
 
 
 def _list_lock_sessions(observer: psycopg.Connection, community: Any, granted: bool) -> list[int]:
-    locks = "citus_locks" if CITUS else "pg_locks"
-    session = "global_pid" if CITUS else "pid"
+    if CITUS:
+        locks = "global_pid FROM citus_locks WHERE true"
+    else:
+        locks = (
+            "pid FROM pg_locks"
+            " WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
     return [
         r[0]
         for r in observer.execute(
-            f"SELECT DISTINCT {session} FROM {locks}"
-            " WHERE locktype = 'advisory' AND objsubid = 1 AND granted = %s"
+            f"SELECT DISTINCT {locks}"
+            " AND locktype = 'advisory' AND objsubid = 1 AND granted = %s"
             " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
             (granted, community),
         )

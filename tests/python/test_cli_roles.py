@@ -458,6 +458,7 @@ def test_verify_catches_role_events_made_wrong_by_direct_sql(
     community: Community,
     mem: Membership,
     reader: Membership,
+    db_url: str,
     su: psycopg.Connection,
 ) -> None:
     host, cid = community.host, community.cid
@@ -564,7 +565,8 @@ def test_verify_catches_role_events_made_wrong_by_direct_sql(
 
     # Members' defined roles changed behind the list's back: members_differ names them.
     as_replica(
-        su,
+        db_url,
+        cid,
         "UPDATE buzz_private.relay_members SET roles = '{}' WHERE community_id = %s AND pubkey = %s",
         cid,
         alice,

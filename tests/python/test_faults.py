@@ -42,7 +42,7 @@ import psycopg
 import pytest
 from ports import free_port
 
-pytest.register_assert_rewrite("fixtures_membership")
+pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import (
     assert_list_event,
     assert_live_list,
@@ -53,10 +53,12 @@ from fixtures_membership import (
     state,
     verify_both,
 )
+from sessions import backend_pid, blocking_pids, global_pid, list_lock_holders, session_alive
 
 from buzz_signer.errors import BuzzError, ListTooFarAhead
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership, MembershipWrite, Published
+from buzz_signer.migrate import is_citus
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -109,33 +111,18 @@ def wait_until(pred: Callable[[], Any], what: str, timeout: float = PATIENCE_S) 
     return time.monotonic() - t0
 
 
-def backend_alive(su: psycopg.Connection, pid: int) -> bool:
-    return su.execute(
-        "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = %s)", (pid,)
-    ).fetchone()[0]
-
-
-def blocking_pids(su: psycopg.Connection, pid: int) -> list[int]:
-    return su.execute("SELECT pg_blocking_pids(%s)", (pid,)).fetchone()[0]
-
-
-def list_lock_holders(su: psycopg.Connection, cid: Any) -> list[int]:
-    """Backends holding the community's list lock (query of docs/operations.md)."""
-    rows = su.execute(
-        "SELECT pid FROM pg_locks"
-        " WHERE locktype = 'advisory' AND objsubid = 1 AND granted"
-        "   AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        "   AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
-        (cid,),
-    ).fetchall()
-    return [r[0] for r in rows]
-
-
 def scratch_rows(su: psycopg.Connection) -> dict[str, int]:
-    return {
-        t: su.execute(f"SELECT count(*) FROM buzz_private.{t}").fetchone()[0]
-        for t in SCRATCH_TABLES
-    }
+    """The rows of each scratch table: on a cluster, of every node's."""
+    counts = {}
+    cluster = is_citus(su)  # the kill -9 tests' own server is a single one
+    for t in SCRATCH_TABLES:
+        count = f"SELECT count(*) FROM buzz_private.{t}"
+        counts[t] = su.execute(count).fetchone()[0]
+        if cluster:
+            counts[t] += su.execute(
+                "SELECT sum(result::bigint) FROM run_command_on_workers(%s)", (count,)
+            ).fetchone()[0]
+    return counts
 
 
 def set_bounds(su: psycopg.Connection, **settings: int) -> None:
@@ -150,6 +137,7 @@ class Client:
 
     proc: subprocess.Popen[str]
     info: dict[str, Any]
+    session: int  # as the waits know it (sessions.global_pid)
 
     @property
     def backend_pid(self) -> int:
@@ -183,7 +171,9 @@ class Clients:
             proc.kill()
             _, err = proc.communicate(timeout=PATIENCE_S)
             pytest.fail(f"fault client did not get ready (exit {proc.returncode}): {err}")
-        return Client(proc, json.loads(line))
+        info = json.loads(line)
+        with psycopg.connect(self.db_url) as observer:
+            return Client(proc, info, global_pid(observer, info["backend_pid"]))
 
     def close(self) -> None:
         for p in self.procs:
@@ -207,7 +197,7 @@ class Waiter(threading.Thread):
     def __init__(self, db_url: str, key: RelayKey, call: Callable[[Membership], Any]) -> None:
         super().__init__(daemon=True)
         self.m = Membership.connect(db_url, key)
-        self.pid = self.m.conn.info.backend_pid
+        self.pid = backend_pid(self.m.conn)
         self.call = call
         self.result: Any = None
         self.error: BaseException | None = None
@@ -263,7 +253,7 @@ def inject(fault: str, client: Client, su: psycopg.Connection) -> None:
         os.kill(client.proc.pid, signal.SIGKILL)
         client.proc.wait(PATIENCE_S)
     else:
-        assert su.execute("SELECT pg_terminate_backend(%s)", (client.backend_pid,)).fetchone()[0]
+        assert su.execute("SELECT pg_terminate_backend(%s::integer)", (client.backend_pid,)).fetchone()[0]
 
 
 @pytest.mark.parametrize("stage", STAGES)
@@ -284,11 +274,11 @@ def test_client_dying_mid_write_leaves_nothing(
     client = clients.start(cid, doomed, stage)
     assert client.info["outcome"] == "added"
     assert [k for k, _, _ in client.info["prepared"]] == [13534, 8000]
-    assert list_lock_holders(su, cid) == [client.backend_pid]
+    assert list_lock_holders(su, cid) == [client.session]
     assert state(reader, cid) == before  # nothing visible while it is open
     t0 = time.monotonic()
     inject(fault, client, su)
-    gone = wait_until(lambda: not backend_alive(su, client.backend_pid), "the backend to exit")
+    gone = wait_until(lambda: not session_alive(su, client.session), "the backend to exit")
     gone_after = time.monotonic() - t0
     assert state(reader, cid) == before  # same list (text, so same id), members, events
     assert reader.member_list(cid)["id"] == before_list["id"]
@@ -311,7 +301,7 @@ def test_client_dying_mid_write_leaves_nothing(
     waiter = Waiter(db_url, key, lambda m: m.add_relay_member(cid, other))
     try:
         wait_until(
-            lambda: client.backend_pid in blocking_pids(su, waiter.pid),
+            lambda: client.session in blocking_pids(su, waiter.pid),
             "the writer to wait for the client",
         )
         assert waiter.is_alive()
@@ -323,7 +313,7 @@ def test_client_dying_mid_write_leaves_nothing(
         waiter.close()
     assert waiter.error is None, waiter.error
     assert w.outcome == "added"
-    assert not backend_alive(su, client.backend_pid)
+    assert not session_alive(su, client.session)
     expected = {**before[1], other: "member"}
     assert_live_list(reader, cid, w.snapshot, key.pubkey, expected)
     assert [(ev["kind"], ev["tags"][1][1]) for ev in w.events[1:]] == [(8000, other)]
@@ -359,7 +349,7 @@ def test_hung_client_is_cut_off_by_the_idle_timeout(
     waiter = Waiter(db_url, key, lambda m: m.add_relay_member(cid, other))
     try:
         wait_until(
-            lambda: client.backend_pid in blocking_pids(su, waiter.pid),
+            lambda: client.session in blocking_pids(su, waiter.pid),
             "the writer to wait for the hung client",
             timeout=bound_ms / 1000,
         )
@@ -370,7 +360,7 @@ def test_hung_client_is_cut_off_by_the_idle_timeout(
     assert waiter.error is None, waiter.error
     # The server ended the session; the client process itself still hangs.
     assert client.proc.poll() is None
-    assert not backend_alive(su, client.backend_pid)
+    assert not session_alive(su, client.session)
     held = done_at - idle_from
     # The timeout cannot fire early (state_change is set before its timer starts);
     # 50 ms of slack for the two clock readings.
@@ -404,7 +394,7 @@ def test_waiter_gives_up_after_the_lock_timeout(
     waiter = Waiter(db_url, key, lambda m: m.add_relay_member(cid, target))
     try:
         wait_until(
-            lambda: not waiter.is_alive() or client.backend_pid in blocking_pids(su, waiter.pid),
+            lambda: not waiter.is_alive() or client.session in blocking_pids(su, waiter.pid),
             "the writer to wait for the hung client",
         )
         assert waiter.is_alive(), waiter.error  # it was seen waiting for the hung client
@@ -417,12 +407,12 @@ def test_waiter_gives_up_after_the_lock_timeout(
     assert waiter.waited < bound_ms / 1000 + 10
     # Nothing changed; the hung client still holds the community.
     assert state(reader, cid) == before
-    assert backend_alive(su, client.backend_pid)
-    assert list_lock_holders(su, cid) == [client.backend_pid]
+    assert session_alive(su, client.session)
+    assert list_lock_holders(su, cid) == [client.session]
     # Once the holder is gone, the waiter's own connection writes normally.
     os.kill(client.proc.pid, signal.SIGKILL)
     client.proc.wait(PATIENCE_S)
-    wait_until(lambda: not backend_alive(su, client.backend_pid), "the backend to exit")
+    wait_until(lambda: not session_alive(su, client.session), "the backend to exit")
     with Membership.connect(db_url, key) as m:
         w = m.add_relay_member(cid, target)
     assert_live_list(reader, cid, w.snapshot, key.pubkey, {**before[1], target: "member"})

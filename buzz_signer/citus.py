@@ -65,16 +65,36 @@ WORKER_WRITES = (
     "unassign_role",
     "update_relay_member_role",
 )
+# Every path that runs on the coordinator takes the relay-key lock shared first, as a rotation
+# takes it exclusive first: Citus locks a change of a reference table (communities) as a
+# change of the whole table, which a rotation then waits for, and the owner-limit lock is
+# taken after it by create_community and transfer_ownership alike. Then the community's lock
+# on its worker, where a write there takes it (buzz_node.hold_community). So no cycle of waits
+# forms across nodes.
+#
 # Write paths of one community that also count across communities (an owner's), which a
 # worker cannot: they run on the coordinator, behind the same wrapper as WORKER_WRITES.
 COORDINATOR_WRITES = ("transfer_ownership",)
 # Run on the coordinator behind a wrapper of db/citus/functions of the same name.
 COORDINATOR_WRAPPED = ("create_community",)
+# Changes of the reference table communities, run on the coordinator behind a wrapper that
+# takes the locks above first. (SELECT * FROM: Citus delegates no call that PL/pgSQL runs as
+# a simple expression. Never with a NULL community, whose delegated call crashes Citus 13.2's
+# server process: a NULL community is not found, as on one server.)
+COORDINATOR_CHANGES = {
+    "archive_community": "PERFORM buzz_private.lock_relay_key(false);",
+    "unarchive_community": "PERFORM buzz_private.lock_relay_key(false);",
+    "delete_community": "PERFORM buzz_private.lock_relay_key(false);"
+    " IF p_community IS NOT NULL THEN"
+    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, true)' USING p_community; END IF;",
+}
 # The functions each worker runs for the coordinator, by the argument that routes them.
 NODE_FUNCTIONS = {
     "buzz_node.prepare_events(text, uuid, boolean)": "p_community",
     "buzz_node.insert_events(text[], text[], uuid)": "p_community",
     "buzz_node.owes_list(uuid)": "p_community",
+    "buzz_node.hold_community(uuid, boolean)": "p_community",
+    "buzz_node.lock_ownership(uuid)": "p_community",
 }
 # The SQL functions that read distributed tables: Citus cannot plan a query of an SQL
 # function's body whose parameters have no values yet, so on a cluster each is the same
@@ -121,14 +141,18 @@ def distribute(conn: psycopg.Connection) -> None:
         conn.execute(f"DROP TRIGGER {table}_announce_at_commit ON buzz_private.{table}")
     for signature in READ_FUNCTIONS:
         _as_plpgsql(conn, signature)
-    for name in WORKER_WRITES + COORDINATOR_WRITES + COORDINATOR_WRAPPED:
+    for name in (*WORKER_WRITES, *COORDINATOR_WRITES, *COORDINATOR_WRAPPED, *COORDINATOR_CHANGES):
         _move_to_node(conn, name)
     conn.execute("SET LOCAL check_function_bodies = off")
     for path in sorted((CITUS_DIR / "functions").glob("*.sql")):
         _run_file(conn, path)
     conn.execute("RESET check_function_bodies")
-    for name in WORKER_WRITES + COORDINATOR_WRITES:
-        _wrap(conn, name)
+    for name in WORKER_WRITES:
+        _wrap(conn, name, _BEFORE, _MARK)
+    for name in COORDINATOR_WRITES:
+        _wrap(conn, name, _BEFORE + _COORDINATOR_LOCKS, _MARK)
+    for name, before in COORDINATOR_CHANGES.items():
+        _wrap(conn, name, sql.SQL(before), sql.SQL(""))
     for name in WORKER_WRITES:
         _delegate(conn, _function(conn, "buzz_node", name)["signature"], "p_community")
     for signature, argument in NODE_FUNCTIONS.items():
@@ -223,9 +247,10 @@ def _move_to_node(conn: psycopg.Connection, name: str) -> None:
     conn.execute(f"ALTER FUNCTION buzz.{name}({f['identity']}) SET SCHEMA buzz_node")
 
 
-def _wrap(conn: psycopg.Connection, name: str) -> None:
+def _wrap(conn: psycopg.Connection, name: str, before: sql.SQL, after: sql.SQL) -> None:
     """buzz.NAME: the same arguments, result, grants and comment as buzz_node.NAME, which it
-    calls (on the community's worker, when delegated) before marking the community here."""
+    calls (on the community's worker, when delegated) between the statements `before` and
+    `after`."""
     f = _function(conn, "buzz_node", name)
     names = f["argument_names"]
     call = sql.Literal(
@@ -235,17 +260,17 @@ def _wrap(conn: psycopg.Connection, name: str) -> None:
     result = f["result"]
     if result.startswith(("TABLE", "SETOF")):
         body = sql.SQL("BEGIN {} RETURN QUERY EXECUTE {} USING {}; {} END").format(
-            _BEFORE, call, using, _MARK
+            before, call, using, after
         )
     elif result == "void":
         body = sql.SQL("BEGIN {} EXECUTE {} USING {}; {} END").format(
-            _BEFORE, call, using, _MARK
+            before, call, using, after
         )
     else:
         body = sql.SQL(
             "DECLARE v_answer {}; BEGIN {} EXECUTE {} INTO v_answer USING {}; {}"
             " RETURN v_answer; END"
-        ).format(sql.SQL(result), _BEFORE, call, using, _MARK)
+        ).format(sql.SQL(result), before, call, using, after)
     conn.execute(
         sql.SQL(
             "CREATE FUNCTION buzz.{}({}) RETURNS {} LANGUAGE plpgsql VOLATILE SECURITY DEFINER"
@@ -267,6 +292,10 @@ _MARK = sql.SQL("PERFORM buzz_private.mark_routed(p_community);")
 # One community per transaction; and the write's bounds on waits and idleness in the client's
 # own session too, as on one server (the worker's session gets them from the write itself).
 _BEFORE = sql.SQL("PERFORM buzz_private.route_to(p_community); PERFORM buzz_private.bound_waits();")
+_COORDINATOR_LOCKS = sql.SQL(
+    " PERFORM buzz_private.lock_relay_key(false);"
+    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, false)' USING p_community;"
+)
 
 
 def _delegate(conn: psycopg.Connection, signature: str, argument: str) -> None:

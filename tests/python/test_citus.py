@@ -21,7 +21,14 @@ from conftest import CITUS
 
 pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
-from sessions import Background, backend_pid, list_lock_key, wait_until_blocked, worker_of
+from sessions import (
+    Background,
+    Stage,
+    backend_pid,
+    list_lock_key,
+    wait_until_blocked,
+    worker_of,
+)
 
 from buzz_signer.errors import DatabaseFailure, UnsignedChange, translated
 from buzz_signer.keys import RelayKey
@@ -142,6 +149,65 @@ def test_writes_to_communities_on_different_workers_do_not_wait(
     members = {m.pubkey for m in mem.relay_members(community.cid)}
     assert blocked_member in members
     assert free_member in {m.pubkey for m in mem.relay_members(other)}
+    assert mem.member_list_drift() == []
+
+
+def test_a_deletion_waits_for_a_write_of_its_community_on_the_worker(
+    db_url, mem, su, key, community: Community
+):
+    """delete_community runs on the coordinator, the community's writes on its worker. A
+    write under way there holds the community lock (4, hashtext(id)) shared; the deletion is
+    provably blocked on that lock until the write commits its list, and then deletes
+    everything, the new member too (on one server the community's row lock does this)."""
+    su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
+    joiner = new_pubkey()
+    with Stage(db_url, key) as stage:
+        deleter = stage.membership()
+        writer = stage.raw_writer()
+        assert writer.value("SELECT buzz.add_relay_member(%s, %s)", community.cid, joiner) == (
+            "added"
+        )
+        deletion = stage.background(lambda: deleter.delete_community(community.cid), "deletion")
+        deleter_pid = backend_pid(deleter.conn)
+        wait = wait_until_blocked(su, deleter_pid, writer.pid, call=deletion)
+        assert "delete_community" in wait.query, wait
+        waits_for = su.execute(
+            "SELECT classid::bigint, objid::bigint, mode FROM citus_locks"
+            " WHERE global_pid = %s AND NOT granted",
+            (deleter_pid,),
+        ).fetchone()
+        hashed = su.execute(
+            "SELECT hashtext(%s::text)::bigint & 4294967295", (community.cid,)
+        ).fetchone()[0]
+        assert waits_for == (4, hashed, "ExclusiveLock")
+        writer.prepare()
+        writer.sign_and_insert()
+        writer.commit()
+        assert joiner in {m.pubkey for m in mem.relay_members(community.cid)}
+        assert deletion.result().outcome == "deleted"
+    assert mem.member_list(community.cid) is None
+    assert mem.relay_members(community.cid) == []
+    assert mem.member_list_drift() == []
+
+
+def test_a_rotation_re_signs_several_communities_of_one_worker(db_url, mem, su, community):
+    """A rotation prepares each marked community on its worker, one call each: two of one
+    worker keep their own prepared events, and every list is then signed by the new key."""
+    communities = [community.cid] + [
+        mem.create_community(new_host(), new_pubkey()).details["community_id"] for _ in range(4)
+    ]
+    by_worker: dict[Any, list[Any]] = {}
+    for cid in communities:
+        by_worker.setdefault(worker_of(su, cid), []).append(cid)
+    assert max(len(c) for c in by_worker.values()) >= 2  # five communities, two workers
+    new_key = RelayKey.generate()
+    with Membership.connect(db_url, new_key) as rotated:
+        assert rotated.rotate_relay_key(new_key.pubkey).outcome == len(communities)
+        assert rotated.rotate_relay_key(new_key.pubkey).outcome == 0
+    for cid in communities:
+        live = mem.member_list(cid)
+        verify_both(live)
+        assert live["pubkey"] == new_key.pubkey
     assert mem.member_list_drift() == []
 
 

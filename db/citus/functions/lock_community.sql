@@ -8,6 +8,13 @@
 -- changes one) locks it against a change of communities, so a delete_community (or archive)
 -- and the writes of any community wait for each other, whichever came first.
 --
+-- What it takes instead, on the node it runs on (a write's worker): the community lock
+-- (advisory (4, hashtext(community_id::text))) shared. delete_community takes it exclusive on
+-- that worker before it changes communities (buzz_node.hold_community), so that it waits for
+-- the writes under way there and later ones wait for it, as the row lock made them on one
+-- server; without it, the deletion's cascade on the worker and a write there could each wait
+-- for the other across nodes.
+--
 -- Raises BZNCM for a missing community, BZARC for an archived one unless p_allow_archived.
 -- First bounds this transaction's lock waits and idleness (bound_waits).
 CREATE OR REPLACE FUNCTION buzz_private.lock_community(
@@ -20,6 +27,7 @@ DECLARE
     v_archived boolean;
 BEGIN
     PERFORM buzz_private.bound_waits();
+    PERFORM pg_catalog.pg_advisory_xact_lock_shared(4, pg_catalog.hashtext(p_community::text));
     SELECT c.archived_at IS NOT NULL INTO v_archived
     FROM buzz_private.communities c
     WHERE c.community_id = p_community;

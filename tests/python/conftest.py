@@ -26,6 +26,7 @@ import itertools
 import os
 import secrets
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -170,13 +171,13 @@ def template_db(servers: list[str]) -> Iterator[str]:
         _drop_everywhere(servers, name)
 
 
-@pytest.fixture
-def db_url(servers: list[str], template_db: str) -> Iterator[str]:
+@contextmanager
+def copy_of_template(servers: list[str], template_db: str, name: str) -> Iterator[str]:
+    """The URL of a new database `name` copied from the template, dropped at the end."""
     from psycopg import sql
 
     from buzz_signer.localdb import url_with_dbname
 
-    name = f"buzz_test_{os.getpid()}_{next(_db_numbers)}"
     stmt = sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
         sql.Identifier(name), sql.Identifier(template_db)
     )
@@ -191,6 +192,12 @@ def db_url(servers: list[str], template_db: str) -> Iterator[str]:
         yield url_with_dbname(servers[0], name)
     finally:
         _drop_everywhere(servers, name)
+
+
+@pytest.fixture
+def db_url(servers: list[str], template_db: str) -> Iterator[str]:
+    with copy_of_template(servers, template_db, f"buzz_test_{os.getpid()}_{next(_db_numbers)}") as url:
+        yield url
 
 
 @pytest.fixture

@@ -48,7 +48,6 @@ import collections
 import enum
 import os
 import secrets
-import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -56,6 +55,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from conftest import copy_of_template
 from psycopg import sql
 
 pytest.register_assert_rewrite("fixtures_membership")
@@ -699,30 +699,11 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def hostile_db(admin_url: str, template_db: str) -> Iterator[str]:
+def hostile_db(servers: list[str], template_db: str) -> Iterator[str]:
     """Like conftest's db_url, once for the module (a database per case would be slow)."""
-    from buzz_signer.localdb import url_with_dbname
-
     name = f"buzz_hostile_{os.getpid()}_{secrets.token_hex(3)}"
-    with psycopg.connect(admin_url, autocommit=True) as c:
-        c.execute(
-            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-                sql.Identifier(name), sql.Identifier(template_db)
-            )
-        )
-    try:
-        yield url_with_dbname(admin_url, name)
-    finally:
-        # conftest's own _drop when there is one, so that whatever the run hooks there (a scan
-        # of each database before it goes) sees this database too.
-        drop = getattr(sys.modules.get("conftest"), "_drop", None)
-        if drop is not None:
-            drop(admin_url, name)
-        else:
-            with psycopg.connect(admin_url, autocommit=True) as c:
-                c.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-                )
+    with copy_of_template(servers, template_db, name) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -4,6 +4,8 @@
 -- (force_delegation); a second community's write in the same transaction was cancelled by
 -- Citus as a distributed deadlock (docs/scale-out.md). Raises feature_not_supported (0A000)
 -- for a second community instead, before anything of it is written.
+-- A NULL community raises BZNCM here, as lock_community does on one server: Citus 13.2
+-- crashes the server process on a delegated call whose distribution argument is NULL.
 CREATE OR REPLACE FUNCTION buzz_private.route_to(p_community uuid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -12,7 +14,11 @@ AS $$
 DECLARE
     v_routed text := pg_catalog.current_setting('buzz.routed_community', true);
 BEGIN
-    IF p_community IS NULL OR v_routed = p_community::text THEN
+    IF p_community IS NULL THEN
+        RAISE EXCEPTION 'no community NULL'
+            USING ERRCODE = 'BZNCM', HINT = 'Look the id up with buzz.community_id(host).';
+    END IF;
+    IF v_routed = p_community::text THEN
         RETURN;
     END IF;
     IF v_routed <> '' THEN

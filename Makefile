@@ -102,10 +102,11 @@ lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 CITUS_SRC ?= third_party/citus
 LOCALCITUS := $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
-CITUS_TESTS ?= tests/python/test_citus.py tests/python/test_membership_writes.py \
-  tests/python/test_roles.py tests/python/test_membership_guard.py \
-  tests/python/test_concurrency.py tests/python/test_role_concurrency.py \
-  tests/python/test_cli.py tests/python/test_relay_nostr_tools.py
+CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
+  citus membership_writes membership_guard roles concurrency role_concurrency stress faults \
+  hostile_input security membership_secrets async_membership bip340_extension cli cli_roles \
+  relay_protocol relay_wire relay_gate relay_nip86 relay_management relay_nostr_tools \
+  relay_nostr_sdk))
 
 citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed
 	@if $(PY) -c 'import sys; from buzz_signer.localcitus import citus_installed; sys.exit(not citus_installed())'; then :; \

@@ -106,7 +106,7 @@ def test_relay_secret_never_leaks(admin_url, db_url, monkeypatch):
         writes.append(m.backfill_from_allowlist(other))
         with m.transaction() as tx:
             tx.add_relay_member(cid, new_pubkey())
-            tx.add_relay_member(other, new_pubkey())
+            tx.add_relay_member(cid, new_pubkey(), "admin")
         texts += [repr(tx.events), repr(tx.lists)]
 
         # Failing writes, and what they raise.

@@ -47,6 +47,7 @@ from fixtures_membership import (
     new_pubkey,
     verify_both,
 )
+from sessions import ListLockHolder, list_lock_holders
 
 from buzz_signer.errors import BuzzError
 from buzz_signer.keys import InvalidKey, RelayKey
@@ -86,9 +87,9 @@ WHERE locktype = 'advisory' AND objsubid = 1
 
 
 @pytest.fixture
-def login_role(admin_url: str, db_url: str) -> Iterator[Callable[..., str]]:
+def login_role(servers: list[str], db_url: str) -> Iterator[Callable[..., str]]:
     """make(*roles) -> the name of a new LOGIN role, member of `roles`; dropped after the test
-    (with everything it owns in the test database)."""
+    (with everything it owns in the test database). On a cluster, a role of every node's."""
     made: list[str] = []
 
     def make(*member_of: str) -> str:
@@ -98,8 +99,9 @@ def login_role(admin_url: str, db_url: str) -> Iterator[Callable[..., str]]:
             stmt = sql.SQL("{} IN ROLE {}").format(
                 stmt, sql.SQL(", ").join(map(sql.Identifier, member_of))
             )
-        with psycopg.connect(admin_url, autocommit=True) as c:
-            c.execute(stmt)
+        for url in servers:
+            with psycopg.connect(url, autocommit=True) as c:
+                c.execute(stmt)
         made.append(name)
         return name
 
@@ -114,8 +116,9 @@ def login_role(admin_url: str, db_url: str) -> Iterator[Callable[..., str]]:
                     (name,),
                 )
                 c.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(name)))
-            with psycopg.connect(admin_url, autocommit=True) as c:
-                c.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(name)))
+            for url in servers:
+                with psycopg.connect(url, autocommit=True) as c:
+                    c.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
         except psycopg.Error as exc:  # pragma: no cover - reported, the others still dropped
             errors.append(f"{name}: {exc}")
     assert not errors, errors
@@ -567,13 +570,10 @@ def test_no_role_but_the_owner_can_take_a_communitys_locks(
         holder_admin.execute("SELECT pg_advisory_xact_lock(%s)", (key_,))
         assert mem.add_relay_member(cid, new_pubkey()).outcome == "added"
         holder_admin.rollback()
-    with psycopg.connect(db_url) as holder:
-        holder.execute("SELECT pg_advisory_xact_lock(%s)", (key_,))
-        assert su.execute(DOCS_LIST_HOLDER_QUERY, (cid,)).fetchall() == [
-            (holder.info.backend_pid, True)
-        ]
+    with ListLockHolder(db_url, cid) as holder:  # on a cluster, on the community's worker
+        assert list_lock_holders(su, cid) == [holder.pid]
         assert sqlstate(lambda: mem.add_relay_member(cid, new_pubkey())) == "55P03"
-        holder.rollback()
+        holder.release()
     assert mem.add_relay_member(cid, new_pubkey()).outcome == "added"
 
 
@@ -623,6 +623,10 @@ def _as_oid(n: int) -> int:
     return n & 0xFFFFFFFF
 
 
+@pytest.mark.single_server(
+    "the locks of docs/operations.md, in the pg_locks of the client's own session (on a"
+    " cluster a write takes them on its worker: docs/scale-out.md)"
+)
 def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
     """docs/operations.md: ownership (1, hashtext(community_id::text)), owner limit
     (2, hashtext(pubkey)), relay key (3, 0) shared by prepare and exclusive by rotation, the list

@@ -15,8 +15,9 @@ How a write runs on the cluster:
   create_distributed_function, force_delegation); the function of the same name in buzz
   becomes a routing wrapper. The wrapper calls it (so the worker runs it in this
   transaction, with the worker's row and advisory locks and triggers) and then marks the
-  community on the coordinator when the worker now owes a signed list
-  (buzz_private.mark_routed). A transaction writes one community (buzz_private.route_to).
+  community on the coordinator (buzz_private.mark_routed), a mark that prepare, or else the
+  coordinator's commit guard, settles with the worker. A transaction writes one community
+  (buzz_private.route_to).
 - create_community, archive, unarchive, delete and the relay key's rotation run on the
   coordinator, which alone may write the reference tables, and so does transfer_ownership,
   which counts the new owner's communities on every worker; Citus sends their statements on

@@ -1,25 +1,26 @@
 -- buzz_private.mark_routed(p_community uuid) -> void
--- On the coordinator, after a write of p_community ran on its worker: when the worker now
--- owes a signed list, mark the community here too. The coordinator's commit guard
--- (check_list_signed on its own tx_pending_lists) then refuses a COMMIT without the list
--- with BZUNS, before Citus commits the worker, and its prepare_membership_events knows which
--- workers to prepare on.
+-- On the coordinator, after a write of p_community ran on its worker: marks the community
+-- here, without asking the worker whether the write changed anything (that would cost the
+-- write a second round trip). The mark is settled where the worker answers anyway:
+--   - prepare_membership_events forwards the community's phase to its worker; a worker that
+--     owes nothing returns no events, and the mark is dropped;
+--   - at COMMIT, for a mark still here, the coordinator's commit guard (check_list_signed)
+--     asks the worker (buzz_node.owes_list) and refuses with BZUNS only when it owes a list,
+--     before Citus commits the worker.
+-- It voids none of the events prepared here: a write that changed the community after its
+-- prepare voided the worker's, whose insert then refuses the old signatures (BZSTL).
 CREATE OR REPLACE FUNCTION buzz_private.mark_routed(p_community uuid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_owes boolean;
 BEGIN
-    -- Dynamic SQL with the value as a constant, which Citus delegates to the worker.
-    EXECUTE 'SELECT * FROM buzz_node.owes_list($1)' INTO v_owes USING p_community;
-    IF v_owes THEN
-        PERFORM buzz_private.mark_for_list(ARRAY[p_community], false);
-    END IF;
+    INSERT INTO buzz_private.tx_pending_lists (xid, community_id, rebuild)
+    VALUES (pg_catalog.pg_current_xact_id(), p_community, false)
+    ON CONFLICT DO NOTHING;
 END
 $$;
 ALTER FUNCTION buzz_private.mark_routed(uuid) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.mark_routed(uuid) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.mark_routed(uuid) IS
-    'Coordinator: marks a community whose worker now owes a signed list.';
+    'Coordinator: marks a community a write ran on, to be settled at prepare or COMMIT.';

@@ -67,7 +67,8 @@ def params(cases: dict[str, Any], single_server: dict[str, str] | None = None) -
     ]
 
 
-def _local_citus():  # -> buzz_signer.localcitus.LocalCitus
+def local_citus():  # -> buzz_signer.localcitus.LocalCitus
+    """The project's local Citus cluster (BUZZ_LOCAL_CITUS, else .buzz/citus)."""
     from buzz_signer.localcitus import LocalCitus
 
     return LocalCitus(os.environ.get("BUZZ_LOCAL_CITUS") or REPO / ".buzz" / "citus")
@@ -125,7 +126,7 @@ def _drop_everywhere(servers: list[str], name: str) -> None:
 @pytest.fixture(scope="session")
 def servers() -> list[str]:
     if CITUS:
-        return [n.url("postgres") for n in _local_citus().start().nodes.values()]
+        return [n.url("postgres") for n in local_citus().start().nodes.values()]
     url = os.environ.get("BUZZ_TEST_ADMIN_URL")
     if url:
         return [url]
@@ -151,7 +152,7 @@ def template_db(servers: list[str]) -> Iterator[str]:
     ident = sql.Identifier(name)
     _drop_everywhere(servers, name)
     if CITUS:
-        _local_citus().create_database(name)
+        local_citus().create_database(name)
     else:
         _admin_execute(servers[0], sql.SQL("CREATE DATABASE {}").format(ident))
     try:

@@ -10,14 +10,16 @@ the worker where it waits.
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
 import threading
 import time
 from typing import Any
 
 import psycopg
 import pytest
-from conftest import CITUS
+from conftest import CITUS, local_citus
 
 pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
@@ -373,6 +375,88 @@ def test_moving_a_shard_while_writes_run_loses_nothing(db_url, mem, su, key):
     assert mem.member_list_drift() == []
     for cid in communities:
         verify_both(mem.member_list(cid))
+
+
+def _adder(url: str, key: RelayKey, communities: list[Any], stop: threading.Event, log: dict):
+    """Adds members until `stop`: those whose write returned to `committed`, those whose write
+    failed (at the crash, its COMMIT may or may not have taken effect) to `in_doubt`."""
+    rng = random.Random()
+    m = None
+    while not stop.is_set():
+        cid, pubkey = rng.choice(communities), new_pubkey()
+        try:
+            m = m or Membership.connect(url, key)
+            assert m.add_relay_member(cid, pubkey).outcome == "added"
+            log["committed"].add((str(cid), pubkey))
+        except Exception:  # noqa: BLE001 - the crash; the test checks what it left
+            log["in_doubt"].add((str(cid), pubkey))
+            if m is not None:
+                m.close()
+            m = None
+            time.sleep(0.1)
+    if m is not None:
+        m.close()
+
+
+def test_a_worker_killed_during_writes_loses_no_committed_write(db_url, mem, su, key):
+    """kill -9 of every server process of one worker while two sessions add members to
+    communities on both workers; the worker restarts and the coordinator recovers the
+    two-phase commits it coordinated (recover_prepared_transactions). Then every member whose
+    write returned is there, a write that failed is there with its list or not at all (drift
+    is empty), every live list verifies, and no prepared transaction is left."""
+    from test_faults import children_of, gone
+
+    first = mem.create_community(new_host(), new_pubkey()).details["community_id"]
+    communities = [first, community_on_another_worker(mem, su, first)] + [
+        mem.create_community(new_host(), new_pubkey()).details["community_id"] for _ in range(4)
+    ]
+    owners = {str(c): {m.pubkey for m in mem.relay_members(c)} for c in communities}
+    _, port = worker_of(su, first)
+    [victim] = [n for n in local_citus().workers if n.port == port]
+    log: dict[str, set] = {"committed": set(), "in_doubt": set()}
+    stop = threading.Event()
+    writers = [
+        threading.Thread(target=_adder, args=(db_url, key, communities, stop, log), daemon=True)
+        for _ in range(2)
+    ]
+    for t in writers:
+        t.start()
+    try:
+        time.sleep(1.0)
+        postmaster = int((victim.data_dir / "postmaster.pid").read_text().split()[0])
+        processes = [postmaster, *children_of(postmaster)]
+        for pid in processes:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 60
+        while not all(gone(pid) for pid in processes):
+            assert time.monotonic() < deadline, "the worker's processes did not exit"
+            time.sleep(0.05)
+        time.sleep(0.5)  # writes fail meanwhile
+        victim.start()
+        time.sleep(1.0)  # and go on again
+    finally:
+        stop.set()
+        for t in writers:
+            t.join(timeout=60)
+    su.execute("SELECT recover_prepared_transactions()")
+    left = su.execute(
+        "SELECT sum(result::bigint) FROM run_command_on_workers("
+        "  'SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()')"
+    ).fetchone()[0]
+    assert left == 0
+    assert log["in_doubt"], "no write failed: the crash came between writes"
+    assert log["committed"]
+    for cid in communities:
+        members = {m.pubkey for m in mem.relay_members(cid)}
+        committed = {p for c, p in log["committed"] if c == str(cid)}
+        in_doubt = {p for c, p in log["in_doubt"] if c == str(cid)}
+        assert committed <= members, cid
+        assert members <= committed | in_doubt | owners[str(cid)], cid
+        verify_both(mem.member_list(cid))
+    assert mem.member_list_drift() == []
 
 
 def _stress_writer(url: str, key: RelayKey, communities: list[Any], stop: threading.Event,

@@ -49,7 +49,7 @@ _db_numbers = itertools.count(1)
 
 CITUS = os.environ.get("BUZZ_TEST_CITUS") == "1"
 # What differs on a cluster (docs/scale-out.md), for pytest.mark.single_server.
-PLAIN_SQL_WRITES = "members changed by plain SQL on the tables (refused at COMMIT on a cluster)"
+PLAIN_SQL_WRITES = "members changed by plain SQL on the tables (refused with BZUNS on a cluster)"
 ONE_COMMUNITY_PER_TRANSACTION = "a transaction writing several communities"
 
 

@@ -252,22 +252,33 @@ def test_a_second_community_in_one_transaction_is_refused(mem, su, community: Co
     assert {str(c): mem.member_list(c) for c in (community.cid, other)} == before
 
 
-def test_plain_sql_on_the_tables_is_refused_at_commit(db_url, mem, community: Community):
-    """Citus runs it on the worker as the caller, where the worker's guard refuses the
-    COMMIT; the client gets Citus's error, with the guard's message as a warning."""
-    member = new_pubkey()
-    notices: list[str] = []
-    with psycopg.connect(db_url) as c:
-        c.add_notice_handler(lambda d: notices.append(d.message_primary or ""))
-        c.execute(
+@pytest.mark.parametrize(
+    "statement",
+    [
+        (
             "INSERT INTO buzz_private.relay_members (community_id, pubkey, role)"
-            " VALUES (%s, %s, 'member')",
-            (community.cid, member),
-        )
-        with pytest.raises(psycopg.Error):
-            c.commit()
-    assert any("without its signed membership list" in n for n in notices), notices
-    assert member not in {m.pubkey for m in mem.relay_members(community.cid)}
+            " VALUES (%(c)s, %(p)s, 'member')"
+        ),
+        "UPDATE buzz_private.relay_members SET role = 'admin' WHERE community_id = %(c)s",
+        "DELETE FROM buzz_private.roles WHERE community_id = %(c)s",
+    ],
+    ids=["insert", "update", "delete_role_rows"],
+)
+def test_plain_sql_on_the_tables_is_refused_with_bzuns(
+    db_url, mem, community: Community, statement
+):
+    """Citus runs it on the worker as the caller, where the coordinator can mark nothing:
+    it is refused there at the statement, with BZUNS, and nothing changes."""
+    before = mem.member_list(community.cid)
+    members = mem.relay_members(community.cid)
+    roles = mem.role_definitions(community.cid)
+    with psycopg.connect(db_url) as c, pytest.raises(psycopg.Error) as refused:
+        c.execute(statement, {"c": community.cid, "p": new_pubkey()})
+    assert refused.value.sqlstate == "BZUNS", refused.value
+    assert "only through the buzz API" in str(refused.value)
+    assert mem.relay_members(community.cid) == members
+    assert mem.role_definitions(community.cid) == roles
+    assert mem.member_list(community.cid) == before
 
 
 def test_lists_are_announced_on_the_coordinator_when_they_commit(

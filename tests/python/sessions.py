@@ -4,9 +4,10 @@ Citus cluster (BUZZ_TEST_CITUS=1), where every wait is read on the node it happe
 - ``Background``: a call run in a thread of its own (on a connection of its own); its answer or
   its exception comes back through ``result()``.
 - ``wait_until_blocked``: polls ``pg_blocking_pids`` (``citus_lock_waits``) from an observer
-  connection until the waiter's backend is provably waiting for the holder's; fails the test on
-  timeout, or at once if the waiter's call ended instead of waiting. ``waiting_for`` says which lock it waits for;
-  ``finishes_unblocked`` runs a call to its end, failing as soon as it is seen waiting.
+  connection until the waiter's backend is provably waiting for the holder's; fails the test
+  on timeout, or at once if the waiter's call ended instead of waiting. ``waiting_for`` says
+  which lock it waits for; ``finishes_unblocked`` runs a call to its end, failing as soon as
+  it is seen waiting.
 - ``ListLockHolder``: a superuser transaction holding a community's list lock (the advisory
   lock ``buzz_private.list_lock_key``) by hand, as an operator can: on a cluster, on the
   community's worker, where its writers take that lock.
@@ -20,7 +21,8 @@ Citus cluster (BUZZ_TEST_CITUS=1), where every wait is read on the node it happe
 - ``behind_the_api``: a transaction in replica mode (no trigger fires) on the server that holds
   a community's rows, to change them as a restore would.
 
-Never sleep-and-hope: every "B waits for A" in these tests is read from pg_locks.
+Never sleep-and-hope: every "B waits for A" in these tests is read from pg_locks (on a
+cluster, citus_locks).
 """
 
 from __future__ import annotations
@@ -221,19 +223,18 @@ def list_lock_key(observer: psycopg.Connection, community: Any) -> int:
 
 
 def _list_lock_sessions(observer: psycopg.Connection, community: Any, granted: bool) -> list[int]:
-    if CITUS:
-        locks = "global_pid FROM citus_locks WHERE true"
-    else:
-        locks = (
-            "pid FROM pg_locks"
-            " WHERE database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        )
+    source = "global_pid FROM citus_locks" if CITUS else "pid FROM pg_locks"
+    # citus_locks gives each node's own database oid: the key alone names the community there.
+    this_database = (
+        "" if CITUS else " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )
     return [
         r[0]
         for r in observer.execute(
-            f"SELECT DISTINCT {locks}"
-            " AND locktype = 'advisory' AND objsubid = 1 AND granted = %s"
-            " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)",
+            f"SELECT DISTINCT {source}"
+            " WHERE locktype = 'advisory' AND objsubid = 1 AND granted = %s"
+            " AND ((classid::bigint << 32) | objid::bigint) = buzz_private.list_lock_key(%s)"
+            + this_database,
             (granted, community),
         )
     ]

@@ -4,9 +4,9 @@
 -- write a second round trip). The mark is settled where the worker answers anyway:
 --   - prepare_membership_events forwards the community's phase to its worker; a worker that
 --     owes nothing returns no events, and the mark is dropped;
---   - at COMMIT, for a mark still here, the coordinator's commit guard (check_list_signed)
---     asks the worker (buzz_node.owes_list) and refuses with BZUNS only when it owes a list,
---     before Citus commits the worker.
+--   - at COMMIT, a mark still here is settled with the worker (settle_routed_mark), and the
+--     commit guard (check_list_signed) refuses with BZUNS only a mark that is owed, before
+--     Citus commits the worker.
 -- It voids none of the events prepared here: a write that changed the community after its
 -- prepare voided the worker's, whose insert then refuses the old signatures (BZSTL).
 CREATE OR REPLACE FUNCTION buzz_private.mark_routed(p_community uuid)

@@ -181,7 +181,9 @@ class Session:
                     stats.outcomes[code] += 1
                     return
                 stats.errors[code] += 1
-                (self.fatal if code in FATAL else self.unexpected).append(f"{name}: {code} {exc}")
+                (self.fatal if code in FATAL else self.unexpected).append(
+                    f"{name}: {code} {exc}{server_detail(exc)}"
+                )
                 return
             except Exception as exc:  # noqa: BLE001 - a bug of this test or of the Python layer
                 stats.errors[type(exc).__name__] += 1
@@ -196,6 +198,13 @@ class Session:
 
     def close(self) -> None:
         self.m.close()
+
+
+def server_detail(exc: BuzzError) -> str:
+    """The server's DETAIL and CONTEXT: for a deadlock, the cycle's processes and locks."""
+    diag = getattr(exc.__cause__, "diag", None)
+    parts = [diag.message_detail, diag.context] if diag else []
+    return "".join(f"\n  {part}" for part in parts if part)
 
 
 # The write paths. Each returns the outcome it records.

@@ -9,7 +9,13 @@ A" proven from pg_locks (sessions.wait_until_blocked) before the test goes on.
    role definitions with its list.
 3. A member removal holding its member row is held open; a transfer to that pubkey waits for
    the row; the removal prepares (the list lock is free), commits; the transfer commits.
-4. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
+4. A batch of adds (add_relay_members) has made the row of a pubkey that bootstrap_owner is
+   making owner, and waits for a held member row that sorts between it and the owner's:
+   the bootstrap waits for the batch's row, holding no member row, and both commit.
+5. The same batch against backfill_from_allowlist, whose allowlist holds the batch's two new
+   pubkeys (allowlisted in the other order): the backfill waits for the batch's first row,
+   holding none, and adds nobody.
+6. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
    is kept, the previous list stays live, no notification, and the community stays writable.
 """
 
@@ -27,6 +33,7 @@ from fixtures_membership import (
     members_of,
     new_pubkey,
     state,
+    verify_both,
 )
 from sessions import (
     Stage,
@@ -200,6 +207,92 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
     assert [ev["created_at"] for ev in history[1:]] == [
         removed_list["created_at"],
         w.snapshot["created_at"],
+    ]
+    assert reader.member_list_drift() == []
+
+
+def test_bootstrap_and_a_batch_adding_its_pubkey_do_not_deadlock(
+    db_url, mem, reader, su, key, community
+):
+    cid = community.cid
+    # New owner < held member < owner, in pubkey order: the batch adds the new owner's row
+    # first, then waits on the held row, while the bootstrap makes its rows.
+    new_owner, held, owner = sorted(new_pubkey() for _ in range(3))
+    mem.bootstrap_owner(cid, owner)
+    mem.add_relay_member(cid, held)
+
+    with Stage(db_url, key) as stage:
+        m, other = stage.membership(), stage.membership()
+        holder = stage.raw_writer()
+        assert holder.value("SELECT buzz.update_relay_member_role(%s, %s, 'admin')", cid, held) == "updated"
+        batch = stage.background(
+            lambda: m.add_relay_members(cid, [new_owner, held, owner]), "batch"
+        )
+        wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=batch)
+        assert wait.locktype == "transactionid" and "add_relay_members" in wait.query, wait
+
+        # The bootstrap waits for the batch's row of the new owner, holding no member row:
+        # demoting the owner first would hold the row the batch reaches next.
+        bootstrap = stage.background(lambda: other.bootstrap_owner(cid, new_owner), "bootstrap")
+        wait = wait_until_blocked(su, backend_pid(other.conn), backend_pid(m.conn), call=bootstrap)
+        assert wait.locktype == "transactionid" and "bootstrap_owner" in wait.query, wait
+
+        holder.prepare()
+        holder.sign_and_insert()
+        holder.commit()
+        added = batch.result()  # a deadlock would raise 40P01 in one of the two
+        provisioned = bootstrap.result()
+
+    assert added.outcome == 1  # the new owner; the other two were members
+    assert provisioned.outcome == "provisioned"
+    expected = {community.owner: "admin", owner: "admin", held: "admin", new_owner: "owner"}
+    assert_live_list(reader, cid, provisioned.snapshot, key.pubkey, expected)
+    assert added.snapshot["created_at"] < provisioned.snapshot["created_at"]
+    assert reader.member_list_drift() == []
+
+
+def test_backfill_and_a_batch_sharing_its_pubkeys_do_not_deadlock(
+    db_url, mem, reader, su, key, community
+):
+    cid, owner = community.cid, community.owner
+    first = new_pubkey()
+    while first > owner:
+        first = new_pubkey()
+    last = new_pubkey()
+    while last < owner:
+        last = new_pubkey()
+    # Allowlisted last first: the backfill must still take them in pubkey order.
+    mem.allowlist_add(cid, last)
+    mem.allowlist_add(cid, first)
+    mem.define_role(cid, "helper", "Helpers")
+
+    with Stage(db_url, key) as stage:
+        m, other = stage.membership(), stage.membership()
+        holder = stage.raw_writer()
+        assert holder.value("SELECT buzz.assign_role(%s, %s, 'helper')", cid, owner) == "assigned"
+        batch = stage.background(lambda: m.add_relay_members(cid, [first, owner, last]), "batch")
+        wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=batch)
+        assert wait.locktype == "transactionid" and "add_relay_members" in wait.query, wait
+        # The batch has made the first pubkey's row; the backfill waits for it, holding none.
+        backfill = stage.background(lambda: other.backfill_from_allowlist(cid), "backfill")
+        wait = wait_until_blocked(su, backend_pid(other.conn), backend_pid(m.conn), call=backfill)
+        assert wait.locktype == "transactionid" and "backfill_from_allowlist" in wait.query, wait
+        holder.prepare()
+        holder.sign_and_insert()
+        holder.commit()
+        added = batch.result()  # a deadlock would raise 40P01 in one of the two
+        backfilled = backfill.result()
+
+    assert added.outcome == 2
+    assert backfilled.outcome == 0 and backfilled.snapshot is None  # both were members by then
+    live = reader.member_list(cid)
+    assert live == added.snapshot
+    verify_both(live)
+    assert live["tags"] == [
+        ["-"],
+        ["member", first, "member"],
+        ["member", owner, "owner", "helper"],
+        ["member", last, "member"],
     ]
     assert reader.member_list_drift() == []
 

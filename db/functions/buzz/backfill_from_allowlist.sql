@@ -18,13 +18,15 @@ BEGIN
         RETURN 0;
     END IF;
     -- Two backfills at once: the second waits on the first's rows and then skips them.
-    -- The community named as the constant it is, and the rows counted by what the INSERT
-    -- returns, for Citus (add_relay_members says why).
+    -- In pubkey order, as add_relay_members inserts: a batch sharing pubkeys with the
+    -- allowlist cannot deadlock with it. The community named as the constant it is, and the
+    -- rows counted by what the INSERT returns, for Citus (add_relay_members says why).
     WITH added AS (
         INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
         SELECT p_community, a.pubkey, 'member', 'allowlist'
         FROM buzz_private.relay_allowlist a
         WHERE a.community_id = p_community
+        ORDER BY a.pubkey::text COLLATE "C"
         ON CONFLICT (community_id, pubkey) DO NOTHING
         RETURNING 1
     )

@@ -365,3 +365,48 @@ def test_delete_role_and_a_write_of_a_holder_do_not_deadlock(
         assert {m.pubkey: m.role for m in reader.relay_members(cid)}[holder] == "admin"
     assert roles_of(reader, cid) == expected
     assert_consistent(reader, cid, key.pubkey)
+
+
+def test_delete_role_and_a_transfer_between_its_holders_do_not_deadlock(
+    db_url, mem, reader, su, key, community
+):
+    cid, first_owner = community.cid, community.owner
+    # The new owner's row comes first in the table and last in pubkey order: a scan meets it
+    # before the owner's, while the transfer locks the owner's first.
+    owner, new_owner = sorted(new_pubkey() for _ in range(2))
+    mem.add_relay_member(cid, new_owner)
+    mem.add_relay_member(cid, owner)
+    mem.transfer_ownership(cid, owner)
+    mem.define_role(cid, ROLE, "Moderators")
+    mem.define_role(cid, "helper", "Helpers")
+    mem.assign_role(cid, new_owner, ROLE)
+    mem.assign_role(cid, owner, ROLE)
+
+    with Stage(db_url, key) as stage:
+        m, other = stage.membership(), stage.membership()
+        raw = stage.raw_writer()
+        assert raw.value("SELECT buzz.assign_role(%s, %s, 'helper')", cid, owner) == "assigned"
+        transfer = stage.background(lambda: m.transfer_ownership(cid, new_owner), "transfer")
+        wait = wait_until_blocked(su, backend_pid(m.conn), raw.pid, call=transfer)
+        assert "transfer_ownership" in wait.query, wait
+        # The deletion queues behind the transfer for the owner's row, holding no holder's
+        # row: taking the new owner's first, in the table's order, would deadlock.
+        deletion = stage.background(lambda: other.delete_role(cid, ROLE), "delete_role")
+        wait = wait_until_blocked(su, backend_pid(other.conn), backend_pid(m.conn), call=deletion)
+        assert "delete_role" in wait.query, wait
+        raw.prepare()
+        raw.sign_and_insert()
+        raw.commit()
+        transferred = transfer.result()  # a deadlock would raise 40P01 in one of the two
+        deleted = deletion.result()
+
+    assert transferred.outcome == "transferred"
+    assert deleted.outcome == "deleted"
+    assert transferred.snapshot["created_at"] < deleted.snapshot["created_at"]
+    assert {m.pubkey: m.role for m in reader.relay_members(cid)} == {
+        first_owner: "member",
+        owner: "member",
+        new_owner: "owner",
+    }
+    assert roles_of(reader, cid) == {first_owner: [], owner: ["helper"], new_owner: []}
+    assert_consistent(reader, cid, key.pubkey)

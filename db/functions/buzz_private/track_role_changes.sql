@@ -54,6 +54,13 @@ BEGIN
             IF pg_catalog.cardinality(v_gone) > 0
                AND EXISTS (SELECT FROM buzz_private.communities c
                            WHERE c.community_id = v_community) THEN
+                -- The holders' rows in pubkey order first, as every write that takes several
+                -- member rows takes them: the UPDATE alone would take them in the table's
+                -- order, and deadlock with a transfer between two holders.
+                PERFORM FROM buzz_private.relay_members m
+                WHERE m.community_id = v_community AND m.roles && v_gone
+                ORDER BY m.pubkey
+                FOR NO KEY UPDATE;
                 UPDATE buzz_private.relay_members m
                 SET roles = ARRAY(SELECT r.role_id
                                   FROM pg_catalog.unnest(m.roles) WITH ORDINALITY AS r (role_id, n)

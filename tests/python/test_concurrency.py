@@ -15,13 +15,18 @@ A" proven from pg_locks (sessions.wait_until_blocked) before the test goes on.
 5. The same batch against backfill_from_allowlist, whose allowlist holds the batch's two new
    pubkeys (allowlisted in the other order): the backfill waits for the batch's first row,
    holding none, and adds nobody.
-6. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
+6. Two creations for one owner at its limit: the second waits for the first (the owner-limit
+   lock), then answers limit_reached. Then several sessions create communities for one owner
+   at the same moment, round after round: one is created each round, on a cluster too.
+7. A join waiting for a list lock held by hand is cancelled (pg_cancel_backend): nothing of it
    is kept, the previous list stays live, no notification, and the community stays writable.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+from functools import partial
 
 import psycopg
 import pytest
@@ -46,6 +51,7 @@ from sessions import (
 )
 
 from buzz_signer.errors import BuzzError
+from buzz_signer.membership import Membership
 from buzz_signer.nostr import KIND_ADD_USER, KIND_MEMBERSHIP_LIST, KIND_REMOVE_USER, KIND_ROLE
 
 pytest_plugins = ("fixtures_membership",)
@@ -294,6 +300,71 @@ def test_backfill_and_a_batch_sharing_its_pubkeys_do_not_deadlock(
         ["member", owner, "owner", "helper"],
         ["member", last, "member"],
     ]
+    assert reader.member_list_drift() == []
+
+
+def owned(su: psycopg.Connection, owner: str) -> list[str]:
+    """The hosts of the communities `owner` owns."""
+    rows = su.execute(
+        "SELECT c.host FROM buzz_private.communities c WHERE c.community_id IN"
+        " (SELECT m.community_id FROM buzz_private.relay_members m"
+        "  WHERE m.pubkey = %s AND m.role = 'owner') ORDER BY c.host",
+        (owner,),
+    ).fetchall()
+    return [host for (host,) in rows]
+
+
+def test_a_second_creation_for_one_owner_waits_then_reaches_the_limit(db_url, reader, su, key):
+    su.execute("UPDATE buzz_private.settings SET max_communities_per_owner = 1")
+    owner = new_pubkey()
+    with Stage(db_url, key) as stage:
+        m = stage.membership()
+        first = stage.raw_writer()
+        (created,) = first.conn.execute(
+            "SELECT outcome FROM buzz.create_community('first.limit.example.org', %s)", (owner,)
+        ).fetchone()
+        assert created == "created"
+        second = stage.background(
+            lambda: m.create_community("second.limit.example.org", owner), "create"
+        )
+        wait = wait_until_blocked(su, backend_pid(m.conn), first.pid, call=second)
+        assert "create_community" in wait.query, wait
+        first.prepare()
+        first.sign_and_insert()
+        first.commit()
+        assert second.result().outcome == "limit_reached"
+    assert owned(su, owner) == ["first.limit.example.org"]
+
+
+CREATORS = 4
+ROUNDS = 6
+
+
+def create_at(start: threading.Barrier, m: Membership, host: str, owner: str) -> str:
+    start.wait()
+    return m.create_community(host, owner).outcome
+
+
+def test_creations_for_one_owner_at_once_stay_within_its_limit(db_url, reader, su, key):
+    """Several sessions create a community for one owner at the same moment, round after
+    round: the owner-limit lock lets one count at a time, and only after the community the
+    one before it created is visible wherever the count reads (on a cluster, every worker)."""
+    su.execute("UPDATE buzz_private.settings SET max_communities_per_owner = 1")
+    with Stage(db_url, key) as stage:
+        sessions = [stage.membership() for _ in range(CREATORS)]
+        for round_ in range(ROUNDS):
+            owner = new_pubkey()
+            start = threading.Barrier(CREATORS)
+            calls = [
+                stage.background(
+                    partial(create_at, start, m, f"c{n}.r{round_}.limit.example.org", owner),
+                    f"create {n}",
+                )
+                for n, m in enumerate(sessions)
+            ]
+            outcomes = sorted(call.result() for call in calls)
+            assert outcomes == ["created"] + ["limit_reached"] * (CREATORS - 1), round_
+            assert len(owned(su, owner)) == 1, owned(su, owner)
     assert reader.member_list_drift() == []
 
 

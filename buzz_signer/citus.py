@@ -166,13 +166,14 @@ def distribute(conn: psycopg.Connection) -> None:
         "ALTER FUNCTION buzz_private.track_role_changes()"
         " SET citus.allow_nested_distributed_execution = on"
     )
-    # It counts the owner's communities across the shards, then adds to the reference table
-    # communities, which the distributed tables reference: Citus allows that only after a
-    # count over one connection per worker.
-    conn.execute(
-        "ALTER FUNCTION buzz_node.create_community(text, text)"
-        " SET citus.multi_shard_modify_mode = 'sequential'"
-    )
+    # Each counts the owner's communities across the shards. create_community then adds to
+    # the reference table communities, which the distributed tables reference, and a transfer
+    # may be followed in its transaction by an archive or a deletion, which change it: Citus
+    # allows that only after a count over one connection per worker.
+    for signature in ("create_community(text, text)", "transfer_ownership(uuid, text, text)"):
+        conn.execute(
+            f"ALTER FUNCTION buzz_node.{signature} SET citus.multi_shard_modify_mode = 'sequential'"
+        )
 
 
 def _function(conn: psycopg.Connection, schema: str, name: str) -> dict:

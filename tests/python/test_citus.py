@@ -32,7 +32,7 @@ from sessions import (
     worker_of,
 )
 
-from buzz_signer.errors import DatabaseFailure, UnsignedChange, translated
+from buzz_signer.errors import CommunityArchived, DatabaseFailure, UnsignedChange, translated
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 
@@ -250,6 +250,24 @@ def test_a_second_community_in_one_transaction_is_refused(mem, su, community: Co
         tx.add_relay_member(other, new_pubkey())
     assert isinstance(refused.value.__cause__, psycopg.errors.FeatureNotSupported)
     assert {str(c): mem.member_list(c) for c in (community.cid, other)} == before
+
+
+def test_a_transfer_then_a_change_of_its_community_in_one_transaction(mem, community):
+    """A transfer counts the new owner's communities on every worker; an archive or a deletion
+    after it in its transaction changes the reference table communities, which Citus allows
+    only after a count over one connection per worker (buzz_signer.citus.distribute). So each
+    answers as on one server: the deletion commits, the archive is refused at prepare."""
+    with pytest.raises(CommunityArchived), mem.transaction() as tx:
+        assert tx.transfer_ownership(community.cid, new_pubkey()) == "transferred"
+        assert tx.archive_community(community.cid) == "archived"
+    owners = [m.pubkey for m in mem.relay_members(community.cid) if m.role == "owner"]
+    assert owners == [community.owner]
+    with mem.transaction() as tx:
+        assert tx.transfer_ownership(community.cid, new_pubkey()) == "transferred"
+        assert tx.delete_community(community.cid) == "deleted"
+    assert tx.lists == {}
+    assert mem.community_id(community.host) is None
+    assert mem.member_list_drift() == []
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CITUS
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -47,6 +48,7 @@ from hypothesis.stateful import (
 pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import expected_tags, live_text, new_pubkey
 
+from buzz_signer import citus
 from buzz_signer.errors import BuzzError, CommunityArchived, CommunityNotFound
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Invite, Membership, MembershipWrite
@@ -586,6 +588,28 @@ WEIGHTED = [
 OPS = st.one_of(*[strategy for strategy, weight in WEIGHTED for _ in range(weight)])
 
 
+class SecondCommunity(BuzzError):
+    """On a Citus cluster a transaction writes one community: 0A000 (docs/scale-out.md)."""
+
+    sqlstate = "0A000"
+
+
+NEW = uuid.UUID(int=0)  # what a creation routes to: the community it creates
+ROUTED = {*citus.WORKER_WRITES, *citus.COORDINATOR_WRITES}
+
+
+def _routed_to(call: Call) -> uuid.UUID | None:
+    """On a cluster, the community whose worker a call's transaction is then pinned to: that
+    of a write of one community, whatever its outcome, or the one a creation makes. None on
+    one server, and for changes of the communities table (archive, delete), which any
+    community's transaction may make."""
+    if not CITUS:
+        return None
+    if call.method == "create_community":
+        return NEW if call.expect[0] == "created" else None
+    return call.args[0] if call.method in ROUTED else None
+
+
 def _normalize(method: str, answer: Any) -> Any:
     """The answer of a MembershipTransaction method, or of a Membership call, in one shape."""
     if isinstance(answer, MembershipWrite):
@@ -645,10 +669,19 @@ def make_machine(mem: Membership, reader: Membership, key: RelayKey) -> type:
                     answers.append(answer)
                 else:
                     with mem.transaction() as tx:
+                        routed: uuid.UUID | None = None
                         for op in ops:
                             call = op.bind(pending, self.ctx)
                             error = call.error
-                            self._check_answer(call, getattr(tx, call.method)(*call.args))
+                            target = _routed_to(call)
+                            if target is not None and routed not in (None, target):
+                                error = SecondCommunity
+                            answer = getattr(tx, call.method)(*call.args)
+                            self._check_answer(call, answer)
+                            if target is not None and routed is None:
+                                routed = (
+                                    _normalize(call.method, answer)[1] if target is NEW else target
+                                )
                         # Members of a community archived later in this transaction changed:
                         # prepare refuses (BZARC), at the end of the block.
                         error = self._archived_at_prepare(pending)
@@ -656,7 +689,9 @@ def make_machine(mem: Membership, reader: Membership, key: RelayKey) -> type:
                     lists = tx.lists
             except BuzzError as exc:
                 assert error is not None, f"unexpected {exc!r}"
-                assert isinstance(exc, error), f"expected {error.__name__}, got {exc!r}"
+                assert isinstance(exc, error) or exc.sqlstate == error.sqlstate, (
+                    f"expected {error.__name__}, got {exc!r}"
+                )
                 RUN[f"rolled back ({error.__name__})"] += 1
                 OUTCOMES[f"{call.method}:{error.__name__}"] += 1
                 self.check_committed(before, before.begin(), {})

@@ -3,9 +3,6 @@
 -- Replaces the one-server form (buzz_signer/citus.py): the same lock, (1, hashtext(community
 -- id)), always on the community's worker. transfer_ownership runs on the coordinator and
 -- bootstrap_owner on the worker; a lock each took on its own node would not serialize them.
--- And a coordinator's lock is gone when the coordinator commits, before Citus commits the
--- worker, so the next ownership change could read the owner rows there as they were; a
--- worker's lock is held until the worker commits.
 CREATE OR REPLACE FUNCTION buzz_private.lock_ownership(p_community uuid)
 RETURNS void
 LANGUAGE plpgsql VOLATILE

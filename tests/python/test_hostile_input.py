@@ -932,10 +932,25 @@ def publish(conn: psycopg.Connection, signer: Signer) -> list[Any]:
     ]
 
 
+class LastCase:
+    """The snapshot the last hostile case left, after finding it equal to the one it began
+    with: the next case's first, while no other test has run in between. It saves one
+    snapshot of the two per case (there are some 1,800; on a cluster each reads every shard)."""
+
+    snapshot: dict[str, Any] | None = None
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_last_case(request: pytest.FixtureRequest) -> None:
+    if request.node.originalname != "test_hostile_input":
+        LastCase.snapshot = None
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_hostile_input(case: Case, world: World, su, conn_rolled_back) -> None:
     conn = conn_rolled_back
-    before = snapshot(su)
+    before = LastCase.snapshot or snapshot(su)
+    LastCase.snapshot = None
     args = args_for(case, world)
     sent = {n: v for n, _, v in args}[case.arg.split("[")[0]]
     if case.expect == CLIENT:
@@ -955,8 +970,10 @@ def test_hostile_input(case: Case, world: World, su, conn_rolled_back) -> None:
         conn.rollback()
         check_error(info.value, case, sent)
         TRIED[f"rejected ({case.expect})"] += 1
-    assert snapshot(su) == before
+    after = snapshot(su)
+    assert after == before
     assert su.execute("SELECT * FROM buzz.member_list_drift()").fetchall() == []
+    LastCase.snapshot = after
 
 
 # Stored verbatim: labels, policy versions and notes are data.

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import psycopg
 import pytest
@@ -217,38 +219,56 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
     assert reader.member_list_drift() == []
 
 
+def race_a_held_batch(
+    db_url: str,
+    key: Any,
+    su: psycopg.Connection,
+    cid: Any,
+    batch: list[str],
+    hold: str,
+    name: str,
+    other: Callable[[Membership], Any],
+) -> tuple[Any, Any]:
+    """add_relay_members(cid, batch), held at its second pubkey by `hold` (SQL rewriting that
+    member's row, left uncommitted), then `other` in a session of its own, which must wait for
+    the batch; then both go on. Returns their writes: a deadlock raises 40P01 in one."""
+    with Stage(db_url, key) as stage:
+        m, o = stage.membership(), stage.membership()
+        holder = stage.raw_writer()
+        holder.value(hold, cid, batch[1])
+        adding = stage.background(lambda: m.add_relay_members(cid, batch), "batch")
+        wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=adding)
+        assert wait.locktype == "transactionid" and "add_relay_members" in wait.query, wait
+        # The batch has made its first pubkey's row; the other call waits for it.
+        racing = stage.background(lambda: other(o), name)
+        wait = wait_until_blocked(su, backend_pid(o.conn), backend_pid(m.conn), call=racing)
+        assert wait.locktype == "transactionid" and name in wait.query, wait
+        holder.prepare()
+        holder.sign_and_insert()
+        holder.commit()
+        return adding.result(), racing.result()
+
+
 def test_bootstrap_and_a_batch_adding_its_pubkey_do_not_deadlock(
     db_url, mem, reader, su, key, community
 ):
     cid = community.cid
-    # New owner < held member < owner, in pubkey order: the batch adds the new owner's row
-    # first, then waits on the held row, while the bootstrap makes its rows.
+    # New owner < held member < owner, in pubkey order: the batch makes the new owner's row
+    # first. The bootstrap must then wait for that row holding no member row: demoting the
+    # owner first would hold the row the batch reaches next.
     new_owner, held, owner = sorted(new_pubkey() for _ in range(3))
     mem.bootstrap_owner(cid, owner)
     mem.add_relay_member(cid, held)
-
-    with Stage(db_url, key) as stage:
-        m, other = stage.membership(), stage.membership()
-        holder = stage.raw_writer()
-        assert holder.value("SELECT buzz.update_relay_member_role(%s, %s, 'admin')", cid, held) == "updated"
-        batch = stage.background(
-            lambda: m.add_relay_members(cid, [new_owner, held, owner]), "batch"
-        )
-        wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=batch)
-        assert wait.locktype == "transactionid" and "add_relay_members" in wait.query, wait
-
-        # The bootstrap waits for the batch's row of the new owner, holding no member row:
-        # demoting the owner first would hold the row the batch reaches next.
-        bootstrap = stage.background(lambda: other.bootstrap_owner(cid, new_owner), "bootstrap")
-        wait = wait_until_blocked(su, backend_pid(other.conn), backend_pid(m.conn), call=bootstrap)
-        assert wait.locktype == "transactionid" and "bootstrap_owner" in wait.query, wait
-
-        holder.prepare()
-        holder.sign_and_insert()
-        holder.commit()
-        added = batch.result()  # a deadlock would raise 40P01 in one of the two
-        provisioned = bootstrap.result()
-
+    added, provisioned = race_a_held_batch(
+        db_url,
+        key,
+        su,
+        cid,
+        [new_owner, held, owner],
+        "SELECT buzz.update_relay_member_role(%s, %s, 'admin')",
+        "bootstrap_owner",
+        lambda o: o.bootstrap_owner(cid, new_owner),
+    )
     assert added.outcome == 1  # the new owner; the other two were members
     assert provisioned.outcome == "provisioned"
     expected = {community.owner: "admin", owner: "admin", held: "admin", new_owner: "owner"}
@@ -267,28 +287,21 @@ def test_backfill_and_a_batch_sharing_its_pubkeys_do_not_deadlock(
     last = new_pubkey()
     while last < owner:
         last = new_pubkey()
-    # Allowlisted last first: the backfill must still take them in pubkey order.
+    # Allowlisted last first: the backfill must still take them in pubkey order. (The owner's
+    # is the row held: a backfill adds to a community that has only its owner.)
     mem.allowlist_add(cid, last)
     mem.allowlist_add(cid, first)
     mem.define_role(cid, "helper", "Helpers")
-
-    with Stage(db_url, key) as stage:
-        m, other = stage.membership(), stage.membership()
-        holder = stage.raw_writer()
-        assert holder.value("SELECT buzz.assign_role(%s, %s, 'helper')", cid, owner) == "assigned"
-        batch = stage.background(lambda: m.add_relay_members(cid, [first, owner, last]), "batch")
-        wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=batch)
-        assert wait.locktype == "transactionid" and "add_relay_members" in wait.query, wait
-        # The batch has made the first pubkey's row; the backfill waits for it, holding none.
-        backfill = stage.background(lambda: other.backfill_from_allowlist(cid), "backfill")
-        wait = wait_until_blocked(su, backend_pid(other.conn), backend_pid(m.conn), call=backfill)
-        assert wait.locktype == "transactionid" and "backfill_from_allowlist" in wait.query, wait
-        holder.prepare()
-        holder.sign_and_insert()
-        holder.commit()
-        added = batch.result()  # a deadlock would raise 40P01 in one of the two
-        backfilled = backfill.result()
-
+    added, backfilled = race_a_held_batch(
+        db_url,
+        key,
+        su,
+        cid,
+        [first, owner, last],
+        "SELECT buzz.assign_role(%s, %s, 'helper')",
+        "backfill_from_allowlist",
+        lambda o: o.backfill_from_allowlist(cid),
+    )
     assert added.outcome == 2
     assert backfilled.outcome == 0 and backfilled.snapshot is None  # both were members by then
     live = reader.member_list(cid)

@@ -66,12 +66,16 @@ WORKER_WRITES = (
     "unassign_role",
     "update_relay_member_role",
 )
-# Every path that runs on the coordinator takes the relay-key lock shared first, as a rotation
-# takes it exclusive first: Citus locks a change of a reference table (communities) as a
-# change of the whole table, which a rotation then waits for, and the owner-limit lock is
-# taken after it by create_community and transfer_ownership alike. Then the community's lock
-# on its worker, where a write there takes it (buzz_node.hold_community). So no cycle of waits
-# forms across nodes.
+# Locks are taken in one order across nodes. First, on the community's worker, its locks, as
+# a write there takes them: the ownership lock (a transfer, as bootstrap_owner takes it
+# there), then the community lock (buzz_node.hold_community). Then, on the coordinator, the
+# relay-key lock shared, which every path run there takes before it changes the reference
+# table communities, since Citus locks such a change as a change of the whole table and a
+# rotation, holding the relay-key lock exclusive, then waits for it; a rotation takes no
+# worker's community or ownership lock. Then the owner-limit lock, by create_community and
+# transfer_ownership alike. A write of one community takes its community lock first and the
+# relay-key lock at prepare, so a deletion or transfer that took the relay-key lock before
+# the community lock could wait for it while a rotation queued between them: no cycle forms.
 #
 # Write paths of one community that also count across communities (an owner's), which a
 # worker cannot: they run on the coordinator, behind the same wrapper as WORKER_WRITES.
@@ -85,9 +89,9 @@ COORDINATOR_WRAPPED = ("create_community",)
 COORDINATOR_CHANGES = {
     "archive_community": "PERFORM buzz_private.lock_relay_key(false);",
     "unarchive_community": "PERFORM buzz_private.lock_relay_key(false);",
-    "delete_community": "PERFORM buzz_private.lock_relay_key(false);"
-    " IF p_community IS NOT NULL THEN"
-    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, true)' USING p_community; END IF;",
+    "delete_community": "IF p_community IS NOT NULL THEN"
+    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, true)' USING p_community; END IF;"
+    " PERFORM buzz_private.lock_relay_key(false);",
 }
 # The functions each worker runs for the coordinator, by the argument that routes them.
 NODE_FUNCTIONS = {
@@ -295,8 +299,9 @@ _MARK = sql.SQL("PERFORM buzz_private.mark_routed(p_community);")
 # own session too, as on one server (the worker's session gets them from the write itself).
 _BEFORE = sql.SQL("PERFORM buzz_private.route_to(p_community); PERFORM buzz_private.bound_waits();")
 _COORDINATOR_LOCKS = sql.SQL(
-    " PERFORM buzz_private.lock_relay_key(false);"
+    " PERFORM buzz_private.lock_ownership(p_community);"
     " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, false)' USING p_community;"
+    " PERFORM buzz_private.lock_relay_key(false);"
 )
 
 

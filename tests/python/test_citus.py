@@ -35,6 +35,7 @@ from sessions import (
 from buzz_signer.errors import CommunityArchived, DatabaseFailure, UnsignedChange, translated
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
+from buzz_signer.signer import Signer
 
 pytestmark = pytest.mark.skipif(not CITUS, reason="on a Citus cluster (make test-citus)")
 pytest_plugins = ("fixtures_membership",)
@@ -136,8 +137,10 @@ def test_writes_to_communities_on_different_workers_do_not_wait(
         # At prepare's list lock, on A's worker, as on one server; under load it was once seen
         # waiting in its write instead, behind the same holder.
         at_list_lock = wait.advisory_key == list_lock_key(su, community.cid)
-        assert at_list_lock and "prepare_membership_events" in wait.query or (
-            "add_relay_member" in wait.query
+        assert (
+            at_list_lock
+            and "prepare_membership_events" in wait.query
+            or ("add_relay_member" in wait.query)
         ), wait
         free = third.add_relay_member(other, free_member)  # while A's writer waits
         assert free.outcome == "added"
@@ -189,6 +192,36 @@ def test_a_deletion_waits_for_a_write_of_its_community_on_the_worker(
         assert deletion.result().outcome == "deleted"
     assert mem.member_list(community.cid) is None
     assert mem.relay_members(community.cid) == []
+    assert mem.member_list_drift() == []
+
+
+def test_a_deletion_waiting_for_a_write_holds_back_no_rotation(
+    db_url, mem, su, key, community: Community
+):
+    """A deletion takes the community lock on the worker before the relay-key lock. Waiting
+    there for a write under way, it holds nothing a rotation needs: the rotation commits, then
+    the write (signed with the new key), then the deletion. In the other order the write's
+    prepare queued for the relay-key lock behind the rotation, which waited for the deletion
+    holding it shared: a distributed deadlock."""
+    su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
+    new_key = RelayKey.generate()
+    # The deletion prepares after the rotation: with the new key too.
+    rotator, deleter = Membership.connect(db_url, new_key), Membership.connect(db_url, new_key)
+    with rotator, deleter, Stage(db_url, key) as stage:
+        writer = stage.raw_writer()
+        assert writer.value(
+            "SELECT buzz.add_relay_member(%s, %s)", community.cid, new_pubkey()
+        ) == ("added")
+        deletion = stage.background(lambda: deleter.delete_community(community.cid), "deletion")
+        wait_until_blocked(su, backend_pid(deleter.conn), writer.pid, call=deletion)
+        rotation = stage.background(lambda: rotator.rotate_relay_key(new_key.pubkey), "rotation")
+        assert rotation.result().outcome >= 1  # the community among those it re-signed
+        writer.signer = Signer(new_key)
+        writer.prepare()
+        writer.sign_and_insert()
+        writer.commit()
+        assert deletion.result().outcome == "deleted"
+    assert mem.member_list(community.cid) is None
     assert mem.member_list_drift() == []
 
 
@@ -299,9 +332,7 @@ def test_plain_sql_on_the_tables_is_refused_with_bzuns(
     assert mem.member_list(community.cid) == before
 
 
-def test_lists_are_announced_on_the_coordinator_when_they_commit(
-    db_url, mem, community: Community
-):
+def test_lists_are_announced_on_the_coordinator_when_they_commit(db_url, mem, community: Community):
     """LISTEN on the coordinator: each committed list is announced there once, with the
     payload one server sends; a rolled-back write announces nothing."""
     with psycopg.connect(db_url, autocommit=True) as listener:
@@ -543,10 +574,7 @@ def test_a_stress_run_across_both_workers(db_url, mem, su, key):
         stop.set()
         for t in writers:
             t.join(timeout=60)
-        announced = [
-            json.loads(n.payload)
-            for n in listener.notifies(timeout=3.0)
-        ]
+        announced = [json.loads(n.payload) for n in listener.notifies(timeout=3.0)]
     assert len(lists) > 50, (len(lists), failures[:5])
     assert sorted(p["id"] for p in announced if p["kind"] == 13534) == sorted(lists)
     assert mem.member_list_drift() == []

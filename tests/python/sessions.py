@@ -283,10 +283,10 @@ def behind_the_api(url: str, community: Any) -> Iterator[psycopg.Connection]:
 
 class ListLockHolder:
     """A transaction (superuser: the advisory functions are not PUBLIC) holding a community's
-    list lock until release()."""
+    list lock until release(): on a cluster the coordinator's, which a prepare takes first."""
 
     def __init__(self, url: str, community: Any) -> None:
-        self.conn = connect_where(url, community)
+        self.conn = psycopg.connect(url)
         self.pid = backend_pid(self.conn)
         self.conn.execute(
             "SELECT pg_advisory_xact_lock(buzz_private.list_lock_key(%s))", (community,)

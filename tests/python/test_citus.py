@@ -225,6 +225,40 @@ def test_a_deletion_waiting_for_a_write_holds_back_no_rotation(
     assert mem.member_list_drift() == []
 
 
+def test_a_second_writer_waits_for_the_first_at_the_coordinators_list_lock(
+    db_url, mem, su, key, community: Community
+):
+    """Citus commits a write of one worker in one phase, as the coordinator begins to commit:
+    the worker's list lock is gone before the coordinator announces the list. So a prepare
+    takes the community's list lock on the coordinator first, held until the coordinator's
+    commit is over: the second writer waits there, and is announced after the first."""
+    with Stage(db_url, key) as stage:
+        listener = stage.listener()
+        second = stage.membership()
+        first = stage.raw_writer()
+        first.value("SELECT buzz.add_relay_member(%s, %s)", community.cid, new_pubkey())
+        first.prepare()
+        first_list = first.sign_and_insert()[0]
+        joining = stage.background(
+            lambda: second.claim_relay_membership(community.cid, new_pubkey()), "second"
+        )
+        waiter = backend_pid(second.conn)
+        wait_until_blocked(su, waiter, first.pid, call=joining)
+        where = su.execute(
+            "SELECT l.nodeid, n.groupid FROM citus_locks l JOIN pg_dist_node n USING (nodeid)"
+            " WHERE l.global_pid = %s AND NOT l.granted AND l.locktype = 'advisory'"
+            " AND ((l.classid::bigint << 32) | l.objid::bigint) = buzz_private.list_lock_key(%s)",
+            (waiter, community.cid),
+        ).fetchall()
+        assert [groupid for _, groupid in where] == [0], where  # the coordinator's group
+        first.commit()
+        second_list = joining.result().snapshot
+        announced = [json.loads(n.payload) for n in listener.notifies(timeout=3.0, stop_after=2)]
+    assert [a["id"] for a in announced] == [first_list["id"], second_list["id"]]
+    assert first_list["created_at"] < second_list["created_at"]
+    assert mem.member_list_drift() == []
+
+
 def test_a_rotation_re_signs_several_communities_of_one_worker(db_url, mem, su, community):
     """A rotation prepares each marked community on its worker, one call each: two of one
     worker keep their own prepared events, and every list is then signed by the new key."""

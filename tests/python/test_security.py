@@ -570,7 +570,7 @@ def test_no_role_but_the_owner_can_take_a_communitys_locks(
         holder_admin.execute("SELECT pg_advisory_xact_lock(%s)", (key_,))
         assert mem.add_relay_member(cid, new_pubkey()).outcome == "added"
         holder_admin.rollback()
-    with ListLockHolder(db_url, cid) as holder:  # on a cluster, on the community's worker
+    with ListLockHolder(db_url, cid) as holder:
         assert list_lock_holders(su, cid) == [holder.pid]
         assert sqlstate(lambda: mem.add_relay_member(cid, new_pubkey())) == "55P03"
         holder.release()

@@ -9,6 +9,12 @@
 -- insert_signed_events can hand each worker its own signatures.
 --
 -- Records the relay key on first use here: only the coordinator writes a reference table.
+--
+-- Takes each community's list lock here too, before its worker's: Citus commits a write of
+-- one worker in one phase, as the coordinator begins to commit, and the worker's list lock
+-- goes with it, before the coordinator queues the announcement (NOTIFY). Held here until
+-- the coordinator's commit is over, it keeps the community's next writer from preparing
+-- until then, so that the announcements of one community come in created_at order.
 CREATE OR REPLACE FUNCTION buzz.prepare_membership_events(p_relay_pubkey text)
 RETURNS TABLE (community_id uuid, id text, kind integer, created_at bigint, serialized text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -39,6 +45,7 @@ BEGIN
         ORDER BY buzz_private.list_lock_key(p.community_id), p.community_id
     LOOP
         v_returned := 0;
+        PERFORM pg_catalog.pg_advisory_xact_lock(buzz_private.list_lock_key(v_pending.community_id));
         -- Dynamic SQL with constants, which Citus delegates to the community's worker.
         FOR community_id, id, kind, created_at, serialized IN
             EXECUTE 'SELECT * FROM buzz_node.prepare_events($1, $2, $3)'

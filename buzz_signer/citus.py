@@ -66,16 +66,17 @@ WORKER_WRITES = (
     "unassign_role",
     "update_relay_member_role",
 )
-# Locks are taken in one order across nodes. First, on the community's worker, its locks, as
-# a write there takes them: the ownership lock (a transfer, as bootstrap_owner takes it
-# there), then the community lock (buzz_node.hold_community). Then, on the coordinator, the
-# relay-key lock shared, which every path run there takes before it changes the reference
-# table communities, since Citus locks such a change as a change of the whole table and a
-# rotation, holding the relay-key lock exclusive, then waits for it; a rotation takes no
-# worker's community or ownership lock. Then the owner-limit lock, by create_community and
-# transfer_ownership alike. A write of one community takes its community lock first and the
-# relay-key lock at prepare, so a deletion or transfer that took the relay-key lock before
-# the community lock could wait for it while a rotation queued between them: no cycle forms.
+# Locks are taken in one order across nodes, so that no cycle of waits forms:
+# 1. on the community's worker, its locks, as a write there takes them: the ownership lock
+#    (a transfer; bootstrap_owner takes it there), then the community lock
+#    (buzz_node.hold_community);
+# 2. on the coordinator, the relay-key lock shared, taken by every path run there before it
+#    changes the reference table communities: Citus locks such a change as a change of the
+#    whole table, which a rotation, holding the relay-key lock exclusive, would wait for;
+# 3. the owner-limit lock (create_community, transfer_ownership);
+# 4. at prepare, each community's list lock on the coordinator, then on its worker.
+# A write of one community takes the relay-key lock at prepare, after its community lock. A
+# rotation takes no worker's community or ownership lock.
 #
 # Write paths of one community that also count across communities (an owner's), which a
 # worker cannot: they run on the coordinator, behind the same wrapper as WORKER_WRITES.

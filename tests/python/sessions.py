@@ -10,7 +10,7 @@ Citus cluster (BUZZ_TEST_CITUS=1), where every wait is read on the node it happe
   it is seen waiting.
 - ``ListLockHolder``: a superuser transaction holding a community's list lock (the advisory
   lock ``buzz_private.list_lock_key``) by hand, as an operator can: on a cluster, on the
-  community's worker, where its writers take that lock.
+  coordinator, where a prepare takes that lock before the worker's.
 - ``backend_pid``: the id the waits know a session by. On a cluster it is the session's global
   pid (``citus_backend_gpid``), which Citus gives its work on every node, and the waits and
   locks are read from ``citus_lock_waits`` and ``citus_locks`` on the coordinator: a shard's

@@ -20,7 +20,18 @@ import psycopg
 from ..errors import BuzzError
 from ..keys import InvalidKey
 from ..signer import RefusedToSign
-from . import communities, invites, lists, local, members, roles
+from . import (
+    communities,
+    invites,
+    local,
+    members,
+    republish,
+    roles,
+    rotate,
+    show,
+    verify,
+    watch,
+)
 from ._core import (
     BAD_INPUT,
     EXIT_CODES_HELP,
@@ -151,7 +162,7 @@ def main() -> None:
     """
 
 
-for module in (communities, members, roles, invites, lists, local):
+for module in (communities, members, roles, invites, show, republish, verify, watch, rotate, local):
     module.register(main)
 
 

@@ -596,7 +596,7 @@ def _base_definitions(key: RelayKey) -> list[dict[str, Any]]:
 
 
 def test_verify_judges_list_shapes_as_the_signer_does() -> None:
-    from buzz_signer.cli.lists import check_list
+    from buzz_signer.cli.verify import check_list
 
     key, old = RelayKey.generate(), RelayKey.generate()
     pks = sorted(new_pubkey() for _ in range(3))
@@ -642,7 +642,7 @@ def test_verify_judges_list_shapes_as_the_signer_does() -> None:
 
 
 def test_verify_judges_role_event_shapes_as_the_signer_does() -> None:
-    from buzz_signer.cli.lists import check_roles
+    from buzz_signer.cli.verify import check_roles
 
     key, old = RelayKey.generate(), RelayKey.generate()
     base = _base_definitions(key)
@@ -797,7 +797,7 @@ def test_watch_says_when_a_role_event_is_no_longer_live(
     """A notification read after a newer event of the role replaced it (in process: which
     notification arrives late cannot be arranged from outside)."""
     from buzz_signer.cli._core import Community as Target
-    from buzz_signer.cli.lists import _Watcher
+    from buzz_signer.cli.watch import _Watcher
 
     first = mem.define_role(community.cid, "mods", "One").events[0]
     mem.define_role(community.cid, "mods", "Two")

@@ -15,7 +15,7 @@ from typing import NoReturn
 from coincurve import PrivateKey
 from coincurve._libsecp256k1 import ffi, lib
 
-from . import nip19
+from . import nip19, nip44
 
 __all__ = ["DEFAULT_ENV_VAR", "InsecureKeyFileWarning", "InvalidKey", "RelayKey"]
 
@@ -68,7 +68,7 @@ class RelayKey:
     show only the public key, and it refuses to be pickled or copied.
     """
 
-    __slots__ = ("_ctx", "_keypair", "_npub", "_private", "_pubkey", "_xonly")
+    __slots__ = ("_ctx", "_keypair", "_npub", "_private", "_pubkey", "_seal_key", "_xonly")
 
     def __init__(self, secret: bytes, *, _token: object = None) -> None:
         if _token is not _CONSTRUCT:
@@ -83,6 +83,9 @@ class RelayKey:
         self._keypair = ffi.new("secp256k1_keypair *")
         if not lib.secp256k1_keypair_create(self._ctx, self._keypair, self._private.secret):
             raise InvalidKey("the secret key is out of range for secp256k1")
+        # The NIP-44 conversation key of this key with itself, for seal/unseal: derived once,
+        # since it costs an EC multiplication. It opens every sealed text: as secret as the key.
+        self._seal_key = nip44.conversation_key(self._private.secret, self._pubkey)
 
     @classmethod
     def from_secret(cls, text: str) -> RelayKey:
@@ -163,6 +166,21 @@ class RelayKey:
         ):
             raise ValueError("the new signature did not verify; not returned")
         return ffi.buffer(sig)[:].hex()
+
+    def seal(self, text: str) -> str:
+        """Encrypt `text` (NIP-44 v2) to this key's own public key: only this key opens it.
+
+        Each call uses a fresh random nonce, so sealing one text twice gives two payloads.
+        """
+        return nip44.encrypt(text, self._seal_key)
+
+    def unseal(self, payload: str) -> str:
+        """The text that `seal` sealed.
+
+        Raises nip44.Nip44Error when the payload does not open with this key: sealed by
+        another key (one since rotated), altered, or not a NIP-44 v2 payload.
+        """
+        return nip44.decrypt(payload, self._seal_key)
 
     def secret_hex(self) -> str:
         """The secret as 64 lowercase hex. Only for `buzz-admin keygen` to show a new key once."""

@@ -51,19 +51,26 @@ WORKER_WRITES = (
     "add_relay_member",
     "add_relay_members",
     "allowlist_add",
+    "approve_join_request",
     "assign_role",
     "backfill_from_allowlist",
+    "ban_pubkey",
     "bootstrap_owner",
     "claim_relay_invite",
     "claim_relay_membership",
     "create_relay_invite",
     "define_role",
     "delete_role",
+    "reject_join_request",
     "remove_relay_member",
     "remove_relay_member_if_role",
     "republish_member_list",
+    "request_membership",
     "revoke_relay_invite",
+    "set_community_profile",
+    "set_join_policy",
     "unassign_role",
+    "unban_pubkey",
     "update_relay_member_role",
 )
 # Locks are taken in one order across nodes, so that no cycle of waits forms:
@@ -106,7 +113,10 @@ NODE_FUNCTIONS = {
 # function's body whose parameters have no values yet, so on a cluster each is the same
 # query in PL/pgSQL, whose parameters reach Citus's planner with their values.
 READ_FUNCTIONS = (
+    "buzz.banned_pubkeys(uuid)",
     "buzz.community_id(text)",
+    "buzz.community_profile(uuid)",
+    "buzz.join_requests(uuid)",
     "buzz.member_list(uuid)",
     "buzz.membership_events(uuid, bigint)",
     "buzz.relay_invites(uuid)",

@@ -56,7 +56,8 @@ SELECT pg_temp.claim_is(:'c', :'once', pg_temp.pk(1), $$VALUES ('joined', 1, 0)$
                         'a single-use code: joined, one use, none left', 'v1');
 SELECT results_eq(format($$SELECT m.role, m.added_by FROM buzz.relay_members(%L) m WHERE m.pubkey = %L$$,
                          :'c', pg_temp.pk(1)),
-                  $$VALUES ('member', 'invite')$$, '... as member, added by invite');
+                  format($$VALUES ('member', %L)$$, pg_temp.pk(0)),
+                  '... as member, added by the invite''s creator');
 SELECT is(pg_temp.use_count(:'once_id'), 1, '... the use is counted');
 SELECT is(pg_temp.accepted(:'c', pg_temp.pk(1)), ARRAY['v1'], '... the policy version is recorded');
 SELECT results_eq($$SELECT p.kind, CASE WHEN p.kind <> 13534 THEN p.serialized::jsonb #>> '{4,1,1}' END

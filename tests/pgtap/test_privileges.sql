@@ -23,6 +23,10 @@ INSERT INTO api VALUES
     ('define_role', false), ('delete_role', false), ('assign_role', false), ('unassign_role', false),
     -- writers only: who invited whom (NIP-86 listclaims) is not for readers
     ('relay_invites', false),
+    ('set_community_profile', false), ('ban_pubkey', false), ('unban_pubkey', false),
+    ('set_join_policy', false), ('request_membership', false), ('approve_join_request', false),
+    ('reject_join_request', false),
+    ('community_profile', true), ('banned_pubkeys', true), ('join_requests', true),
     ('community_id', true), ('relay_members', true), ('member_list', true),
     ('membership_events', true), ('member_list_drift', true), ('communities', true),
     ('role_definitions', true), ('role_deletions', true);

@@ -1,5 +1,5 @@
 -- buzz.relay_invites(p_community uuid)
---   -> TABLE(invite_id, created_by, created_at, expires_at, max_uses, use_count)
+--   -> TABLE(invite_id, created_by, created_at, expires_at, max_uses, use_count, sealed)
 -- Every invite of the community, oldest first, with its uses and without its code; revoked
 -- invites gone; no rows for an unknown or NULL community; buzz_writer may call it,
 -- buzz_reader may not.
@@ -28,8 +28,8 @@ SELECT ok((SELECT bool_and(i.expires_at > i.created_at) FROM buzz.relay_invites(
           '... and when each expires');
 SELECT is((SELECT array_agg(x ORDER BY n) FROM unnest((SELECT p.proargnames FROM pg_proc p
            WHERE p.oid = 'buzz.relay_invites(uuid)'::regprocedure)) WITH ORDINALITY AS t (x, n)),
-          ARRAY['p_community', 'invite_id', 'created_by', 'created_at', 'expires_at', 'max_uses', 'use_count'],
-          '... and no code among them');
+          ARRAY['p_community', 'invite_id', 'created_by', 'created_at', 'expires_at', 'max_uses', 'use_count', 'sealed'],
+          '... and no code among them, only the sealed copy its maker kept');
 SELECT is(buzz.revoke_relay_invite(:'c', :'second'), 'revoked', 'the second invite revoked');
 SELECT results_eq(format('SELECT i.invite_id FROM buzz.relay_invites(%L) i', :'c'),
                   format($$VALUES (%L::uuid)$$, :'first'), '... is no longer listed');

@@ -17,7 +17,7 @@ SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(2), 'member', upper(pg_temp.pk(
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(3)), 'added', 'a member added by nobody named');
 SELECT is(buzz.claim_relay_membership(:'c', pg_temp.pk(4)), 'joined', 'a member joined by claim');
 SELECT is((SELECT x.outcome FROM buzz.claim_relay_invite(:'c', :'code', pg_temp.pk(5)) x), 'joined',
-          'a member joined by invite');
+          'a member joined by an invite of the owner''s');
 SELECT is(buzz.add_relay_member(:'other', pg_temp.pk(6)), 'added', 'a member of another community');
 SELECT is(pg_temp.flush(), 8, '... published');
 
@@ -28,7 +28,7 @@ SELECT results_eq(format('SELECT m.pubkey, m.role, m.added_by FROM buzz.relay_me
                         (pg_temp.pk(2), 'member', pg_temp.pk(1)),
                         (pg_temp.pk(3), 'member', NULL),
                         (pg_temp.pk(4), 'member', 'claim'),
-                        (pg_temp.pk(5), 'member', 'invite')) AS v (pubkey, role, added_by)
+                        (pg_temp.pk(5), 'member', pg_temp.pk(0))) AS v (pubkey, role, added_by)
                     ORDER BY v.pubkey COLLATE "C"$$,
                   'every member of the community, by pubkey, with role and added_by');
 SELECT ok((SELECT bool_and(m.joined_at = now()) FROM buzz.relay_members(:'c') m),

@@ -1,7 +1,8 @@
 -- buzz.add_relay_members(p_community uuid, p_pubkeys text[], p_role text DEFAULT 'member',
 --                        p_added_by text DEFAULT NULL) -> integer
 -- Adds many members at once (one list for the whole batch); pubkeys already members, and
--- repeats within the array, are skipped. Returns the number of rows added (0: no change).
+-- repeats within the array, are skipped, and so are banned pubkeys (ban_pubkey: a batch is
+-- no explicit add of each). Returns the number of rows added (0: no change).
 -- Raises: BZIPK (NULL array or any malformed element, named by position), 54000 (more than
 -- 100,000 elements), BZIRL, 22023 (p_added_by), BZISO, BZNCM, BZARC.
 CREATE OR REPLACE FUNCTION buzz.add_relay_members(
@@ -41,6 +42,7 @@ BEGIN
 
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    PERFORM buzz_private.lock_bans(p_community, false);
     -- In pubkey order: two batches that share pubkeys take their rows in the same order and
     -- cannot deadlock (a hash de-duplication would insert in an order of its own).
     -- Counted by what it returns: Citus's INSERT ... SELECT reports the rows it sent as the
@@ -50,6 +52,8 @@ BEGIN
         SELECT p_community, u.pubkey, v_role, v_added_by
         FROM (SELECT DISTINCT pg_catalog.lower(x.pubkey) COLLATE "C" AS pubkey
               FROM pg_catalog.unnest(p_pubkeys) AS x (pubkey)) AS u
+        WHERE NOT EXISTS (SELECT FROM buzz_private.banned_pubkeys b
+                          WHERE b.community_id = p_community AND b.pubkey = u.pubkey)
         ORDER BY u.pubkey
         ON CONFLICT (community_id, pubkey) DO NOTHING
         RETURNING 1

@@ -1,6 +1,6 @@
 -- buzz.backfill_from_allowlist(p_community uuid) -> integer
 -- Seeds a new community: when its only member is its owner (or it has none), every allowlisted
--- pubkey joins as 'member' (added_by 'allowlist'), with one list. Returns the number added;
+-- pubkey joins as 'member' (added_by 'allowlist'), with one list; banned pubkeys are skipped. Returns the number added;
 -- 0 (no change) when the community already has other members or the allowlist adds nobody.
 -- Raises: BZISO, BZNCM, BZARC.
 CREATE OR REPLACE FUNCTION buzz.backfill_from_allowlist(p_community uuid)
@@ -13,6 +13,7 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    PERFORM buzz_private.lock_bans(p_community, false);
     IF EXISTS (SELECT FROM buzz_private.relay_members m
                WHERE m.community_id = p_community AND m.role <> 'owner') THEN
         RETURN 0;
@@ -26,6 +27,8 @@ BEGIN
         SELECT p_community, a.pubkey, 'member', 'allowlist'
         FROM buzz_private.relay_allowlist a
         WHERE a.community_id = p_community
+          AND NOT EXISTS (SELECT FROM buzz_private.banned_pubkeys b
+                          WHERE b.community_id = p_community AND b.pubkey = a.pubkey)
         ORDER BY a.pubkey::text COLLATE "C"
         ON CONFLICT (community_id, pubkey) DO NOTHING
         RETURNING 1

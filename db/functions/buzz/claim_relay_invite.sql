@@ -1,14 +1,15 @@
 -- buzz.claim_relay_invite(p_community uuid, p_code text, p_pubkey text,
 --                         p_policy_version text DEFAULT NULL)
 --   -> TABLE(outcome text, use_count integer, uses_remaining integer)
--- A pubkey joins with an invite code (as 'member', added_by 'invite'), consuming one use.
--- Codes are hex and compared without regard to case.
--- Checked in order: 'invalid' (no such code in this community), 'expired', 'already_member'
--- (consumes nothing), 'exhausted', then 'joined'. use_count and uses_remaining (NULL when
--- unlimited) describe the invite after the call; both NULL for 'invalid'. The policy
--- acceptance is recorded for 'joined' and 'already_member'.
+-- A pubkey joins with an invite code (as 'member', added_by the invite's creator: the
+-- community's invite tree), consuming one use. Codes are compared without regard to case.
+-- Checked in order: 'invalid' (no such code in this community), 'banned' (ban_pubkey),
+-- 'expired', 'already_member', 'exhausted', then 'joined'; only 'joined' consumes a use.
+-- use_count and uses_remaining (NULL when unlimited) describe the invite after the call; both
+-- NULL for 'invalid'. The policy acceptance is recorded for 'joined' and 'already_member'.
 -- Raises: BZIPK, 22023 (p_policy_version), BZISO, BZNCM, BZARC.
--- Locks: community FOR KEY SHARE, the invite row FOR NO KEY UPDATE, the new member row.
+-- Locks: community FOR KEY SHARE, the ban lock shared (lock_bans), the invite row FOR NO KEY
+-- UPDATE, the new member row.
 CREATE OR REPLACE FUNCTION buzz.claim_relay_invite(
     p_community uuid, p_code text, p_pubkey text, p_policy_version text DEFAULT NULL)
 RETURNS TABLE (outcome text, use_count integer, uses_remaining integer)
@@ -22,6 +23,7 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    PERFORM buzz_private.lock_bans(p_community, false);
     SELECT i.* INTO v_invite
     FROM buzz_private.relay_invites i
     WHERE i.community_id = p_community
@@ -34,7 +36,10 @@ BEGIN
     use_count := v_invite.use_count;
     uses_remaining := v_invite.max_uses - v_invite.use_count;
 
-    IF v_invite.expires_at <= pg_catalog.clock_timestamp() THEN
+    IF EXISTS (SELECT FROM buzz_private.banned_pubkeys b
+               WHERE b.community_id = p_community AND b.pubkey = v_pubkey) THEN
+        outcome := 'banned';
+    ELSIF v_invite.expires_at <= pg_catalog.clock_timestamp() THEN
         outcome := 'expired';
     ELSIF EXISTS (SELECT FROM buzz_private.relay_members m
                   WHERE m.community_id = p_community AND m.pubkey = v_pubkey) THEN
@@ -44,7 +49,7 @@ BEGIN
     ELSE
         -- A concurrent join by another path may win the row: then it was already a member.
         INSERT INTO buzz_private.relay_members (community_id, pubkey, role, added_by)
-        VALUES (p_community, v_pubkey, 'member', 'invite')
+        VALUES (p_community, v_pubkey, 'member', v_invite.created_by)
         ON CONFLICT (community_id, pubkey) DO NOTHING;
         IF FOUND THEN
             UPDATE buzz_private.relay_invites i SET use_count = i.use_count + 1
@@ -66,4 +71,4 @@ ALTER FUNCTION buzz.claim_relay_invite(uuid, text, text, text) OWNER TO buzz_own
 REVOKE ALL ON FUNCTION buzz.claim_relay_invite(uuid, text, text, text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION buzz.claim_relay_invite(uuid, text, text, text) TO buzz_writer;
 COMMENT ON FUNCTION buzz.claim_relay_invite(uuid, text, text, text) IS
-    'Joins with an invite: joined | already_member | expired | exhausted | invalid.';
+    'Joins with an invite: joined | already_member | banned | expired | exhausted | invalid.';

@@ -1,19 +1,29 @@
 -- buzz.create_relay_invite(p_community uuid, p_created_by text, p_max_uses integer DEFAULT 1,
---                          p_ttl interval DEFAULT '72 hours')
+--                          p_ttl interval DEFAULT '72 hours', p_code text DEFAULT NULL,
+--                          p_sealed text DEFAULT NULL)
 --   -> TABLE(invite_id uuid, code text, expires_at timestamptz)
--- Mints an invite code (128 random bits, 32 hex characters). The code is returned this once;
--- only its sha256 is stored. Not a membership write.
+-- Makes an invite. Its code is the caller's p_code (8-128 characters of [A-Za-z0-9_-], as a
+-- client such as Flotilla chooses them), or, when NULL, 128 random bits drawn here (32 hex
+-- characters). Codes are compared without regard to case, so only the sha256 of the
+-- lower-cased code is stored, and the code is returned this once. p_sealed is opaque text
+-- kept with the invite and returned by relay_invites: the relay keeps there the code sealed to
+-- its own key, so that it can list its codes while the database never holds a readable one.
+-- A code equal to an invite of the community that is expired or used up replaces that
+-- invite; equal to a live one, it is refused. Not a membership write.
 -- p_max_uses: NULL for unlimited, else 1..10000. p_ttl: 60 seconds .. 30 days.
--- Raises: BZINV (uses or ttl out of range), 22023 (p_created_by), BZNCM, BZARC.
+-- Raises: BZINV (uses or ttl out of range, a malformed code, a code equal to a live invite's),
+-- 22023 (p_created_by, p_sealed), BZNCM, BZARC.
+-- Locks: community FOR KEY SHARE, an expired invite row with the same code.
 CREATE OR REPLACE FUNCTION buzz.create_relay_invite(
     p_community uuid, p_created_by text, p_max_uses integer DEFAULT 1,
-    p_ttl interval DEFAULT '72 hours')
+    p_ttl interval DEFAULT '72 hours', p_code text DEFAULT NULL, p_sealed text DEFAULT NULL)
 RETURNS TABLE (invite_id uuid, code text, expires_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_created_by text := buzz_private.normalize_actor(p_created_by, 'p_created_by', true);
+    v_sha256 bytea;
 BEGIN
     IF p_max_uses NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'p_max_uses must be NULL (unlimited) or 1 to 10000'
@@ -23,22 +33,47 @@ BEGIN
         RAISE EXCEPTION 'p_ttl must be between 60 seconds and 30 days'
             USING ERRCODE = 'BZINV';
     END IF;
+    IF p_code IS NOT NULL
+       AND (pg_catalog.length(p_code) NOT BETWEEN 8 AND 128 OR p_code ~ '[^A-Za-z0-9_-]') THEN
+        RAISE EXCEPTION 'p_code must be 8 to 128 characters of A-Z, a-z, 0-9, _ and -'
+            USING ERRCODE = 'BZINV', HINT = 'Pass NULL to have a code drawn.';
+    END IF;
+    IF p_sealed IS NOT NULL AND pg_catalog.length(p_sealed) NOT BETWEEN 1 AND 1000 THEN
+        RAISE EXCEPTION 'p_sealed must be 1 to 1000 characters'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     PERFORM buzz_private.lock_community(p_community);
     -- gen_random_uuid() draws from the server's strong random source; sha256 of two of them
     -- (244 random bits) cut to 128 bits gives a plain hex code without an extension.
-    code := pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
-                pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
-                || pg_catalog.uuid_send(pg_catalog.gen_random_uuid())), 'hex'), 32);
+    code := coalesce(p_code,
+                     pg_catalog.left(pg_catalog.encode(pg_catalog.sha256(
+                         pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
+                         || pg_catalog.uuid_send(pg_catalog.gen_random_uuid())), 'hex'), 32));
+    v_sha256 := pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.lower(code), 'UTF8'));
+    IF p_code IS NOT NULL THEN
+        DELETE FROM buzz_private.relay_invites i
+        WHERE i.community_id = p_community AND i.code_sha256 = v_sha256
+          AND (i.expires_at <= pg_catalog.clock_timestamp() OR i.use_count = i.max_uses);
+    END IF;
     INSERT INTO buzz_private.relay_invites AS i
-        (community_id, code_sha256, created_by, expires_at, max_uses)
-    VALUES (p_community, pg_catalog.sha256(pg_catalog.convert_to(code, 'UTF8')), v_created_by,
-            pg_catalog.clock_timestamp() + p_ttl, p_max_uses)
+        (community_id, code_sha256, created_by, expires_at, max_uses, sealed)
+    VALUES (p_community, v_sha256, v_created_by, pg_catalog.clock_timestamp() + p_ttl,
+            p_max_uses, p_sealed)
+    ON CONFLICT (community_id, code_sha256) DO NOTHING
     RETURNING i.invite_id, i.expires_at INTO invite_id, expires_at;
+    IF NOT FOUND THEN
+        -- Only a chosen code can meet another (drawn ones carry 128 random bits).
+        RAISE EXCEPTION 'that code is already a live invite of this community'
+            USING ERRCODE = 'BZINV', HINT = 'Choose another code.';
+    END IF;
     RETURN NEXT;
 END
 $$;
-ALTER FUNCTION buzz.create_relay_invite(uuid, text, integer, interval) OWNER TO buzz_owner;
-REVOKE ALL ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval) TO buzz_writer;
-COMMENT ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval) IS
-    'Mints an invite; the code is shown once and stored only as its sha256.';
+ALTER FUNCTION buzz.create_relay_invite(uuid, text, integer, interval, text, text)
+    OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval, text, text)
+    FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval, text, text)
+    TO buzz_writer;
+COMMENT ON FUNCTION buzz.create_relay_invite(uuid, text, integer, interval, text, text) IS
+    'Makes an invite with a drawn or chosen code, shown once and stored only as its sha256.';

@@ -1,0 +1,70 @@
+-- buzz.set_community_profile(p_community uuid, p_field text, p_value text) -> text
+-- Sets one field of what the community shows to people (NIP-11, its page): 'name' (1-64
+-- printable characters), 'description' (at most 2,000 characters; line breaks allowed) or
+-- 'icon' (an https:// URL of at most 500 characters, without spaces, quotes or angle
+-- brackets). NULL clears the field. Not a membership write: no list.
+-- Outcomes: 'updated'; 'unchanged' (the field held that value already).
+-- Raises: 22023 (an unknown field, a value out of its bounds: nothing changes), BZNCM, BZARC.
+-- Locks: community FOR KEY SHARE, the profile row.
+CREATE OR REPLACE FUNCTION buzz.set_community_profile(
+    p_community uuid, p_field text, p_value text)
+RETURNS text
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_name text;
+    v_description text;
+    v_icon text;
+BEGIN
+    IF p_field IS NULL OR p_field NOT IN ('name', 'description', 'icon') THEN
+        RAISE EXCEPTION 'p_field must be name, description or icon'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_value IS NOT NULL THEN
+        IF p_field = 'name' AND (pg_catalog.char_length(p_value) NOT BETWEEN 1 AND 64
+                                 OR p_value ~ '[\x01-\x1f\x7f-\x9f]') THEN
+            RAISE EXCEPTION 'a name must be 1 to 64 printable characters'
+                USING ERRCODE = 'invalid_parameter_value';
+        ELSIF p_field = 'description' AND (pg_catalog.char_length(p_value) NOT BETWEEN 1 AND 2000
+                                           OR p_value ~ '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]') THEN
+            RAISE EXCEPTION 'a description must be 1 to 2000 characters, without control characters'
+                USING ERRCODE = 'invalid_parameter_value', HINT = 'NULL clears it.';
+        ELSIF p_field = 'icon' AND (pg_catalog.char_length(p_value) > 500
+                                    OR p_value !~ '^https://[^/?#[:space:][:cntrl:]"<>]+([/?#][^[:space:][:cntrl:]"<>]*)?$') THEN
+            RAISE EXCEPTION 'an icon must be an https:// URL of at most 500 characters'
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+    PERFORM buzz_private.lock_community(p_community);
+    SELECT p.name, p.description::text, p.icon INTO v_name, v_description, v_icon
+    FROM buzz_private.community_profiles p
+    WHERE p.community_id = p_community
+    FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        IF p_value IS NULL THEN
+            RETURN 'unchanged';
+        END IF;
+        -- A concurrent first setter may make the row: then update it as if it had been there.
+        INSERT INTO buzz_private.community_profiles (community_id) VALUES (p_community)
+        ON CONFLICT (community_id) DO NOTHING;
+    ELSIF (CASE p_field WHEN 'name' THEN v_name WHEN 'description' THEN v_description
+                        ELSE v_icon END) IS NOT DISTINCT FROM p_value THEN
+        RETURN 'unchanged';
+    END IF;
+    UPDATE buzz_private.community_profiles p
+    SET name = CASE WHEN p_field = 'name' THEN p_value ELSE p.name END,
+        description = CASE WHEN p_field = 'description' THEN p_value ELSE p.description END,
+        icon = CASE WHEN p_field = 'icon' THEN p_value ELSE p.icon END,
+        updated_at = pg_catalog.now()
+    WHERE p.community_id = p_community
+      AND (CASE p_field WHEN 'name' THEN p.name WHEN 'description' THEN p.description
+                        ELSE p.icon END) IS DISTINCT FROM p_value;
+    RETURN CASE WHEN FOUND THEN 'updated' ELSE 'unchanged' END;
+END
+$$;
+ALTER FUNCTION buzz.set_community_profile(uuid, text, text) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.set_community_profile(uuid, text, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.set_community_profile(uuid, text, text) TO buzz_writer;
+COMMENT ON FUNCTION buzz.set_community_profile(uuid, text, text) IS
+    'Sets or clears the community''s name, description or icon: updated | unchanged.';

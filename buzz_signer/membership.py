@@ -132,7 +132,10 @@ class Invite(NamedTuple):
 
 
 class InviteRecord(NamedTuple):
-    """An invite as buzz.relay_invites lists it: everything but its code."""
+    """An invite as buzz.relay_invites lists it: everything but its code.
+
+    sealed: what its maker kept with it (the relay's sealed copy of a code it may list,
+    RelayKey.unseal opens it), None for the others."""
 
     invite_id: uuid.UUID
     created_by: str
@@ -140,6 +143,28 @@ class InviteRecord(NamedTuple):
     expires_at: dt.datetime
     max_uses: int | None
     use_count: int
+    sealed: str | None
+
+
+class CommunityProfile(NamedTuple):
+    name: str | None
+    description: str | None
+    icon: str | None
+    join_policy: str  # invite | request | open
+
+
+class Ban(NamedTuple):
+    pubkey: str
+    reason: str | None
+    banned_by: str | None
+    banned_at: dt.datetime
+
+
+class JoinRequest(NamedTuple):
+    request_id: str  # the id of the kind 28934 event that asked
+    pubkey: str
+    note: str | None
+    requested_at: dt.datetime
 
 
 class Member(NamedTuple):
@@ -266,6 +291,29 @@ class _WritePaths:
     def delete_community(self, community: Community) -> str:
         return self._value("SELECT buzz.delete_community(%s)", community)
 
+    def ban_pubkey(
+        self,
+        community: Community,
+        pubkey: str,
+        reason: str | None = None,
+        banned_by: str | None = None,
+    ) -> str:
+        return self._value(
+            "SELECT buzz.ban_pubkey(%s, %s, %s, %s)", community, pubkey, reason, banned_by
+        )
+
+    def request_membership(
+        self, community: Community, pubkey: str, request_id: str, note: str | None = None
+    ) -> str:
+        return self._value(
+            "SELECT buzz.request_membership(%s, %s, %s, %s)", community, pubkey, request_id, note
+        )
+
+    def approve_join_request(self, community: Community, request_id: str, approved_by: str) -> str:
+        return self._value(
+            "SELECT buzz.approve_join_request(%s, %s, %s)", community, request_id, approved_by
+        )
+
     # Role writes (SPEC §6): each publishes its 33534 or kind 5, and the list when member tags
     # change
 
@@ -305,13 +353,19 @@ class _WritePaths:
         created_by: str,
         max_uses: int | None = 1,
         ttl: dt.timedelta = dt.timedelta(hours=72),
+        code: str | None = None,
+        sealed: str | None = None,
     ) -> Invite:
+        """code: the caller's own (None: one is drawn); sealed: kept with the invite, as
+        relay_invites returns it (the relay's RelayKey.seal(code))."""
         return self._row(
-            "SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s)",
+            "SELECT * FROM buzz.create_relay_invite(%s, %s, %s, %s, %s, %s)",
             community,
             created_by,
             max_uses,
             ttl,
+            code,
+            sealed,
             into=Invite,
         )
 
@@ -326,6 +380,23 @@ class _WritePaths:
 
     def unarchive_community(self, community: Community) -> str:
         return self._value("SELECT buzz.unarchive_community(%s)", community)
+
+    def set_community_profile(self, community: Community, field: str, value: str | None) -> str:
+        """field: name, description or icon; None clears it."""
+        return self._value("SELECT buzz.set_community_profile(%s, %s, %s)", community, field, value)
+
+    def set_join_policy(self, community: Community, policy: str) -> str:
+        return self._value("SELECT buzz.set_join_policy(%s, %s)", community, policy)
+
+    def unban_pubkey(self, community: Community, pubkey: str) -> str:
+        return self._value("SELECT buzz.unban_pubkey(%s, %s)", community, pubkey)
+
+    def reject_join_request(
+        self, community: Community, request_id: str, reason: str | None = None
+    ) -> str:
+        return self._value(
+            "SELECT buzz.reject_join_request(%s, %s, %s)", community, request_id, reason
+        )
 
 
 class MembershipTransaction(_WritePaths):
@@ -429,6 +500,18 @@ def _invites(rows: list[tuple[Any, ...]]) -> list[InviteRecord]:
     return [InviteRecord(*r) for r in rows]
 
 
+def _profile(rows: list[tuple[Any, ...]]) -> CommunityProfile | None:
+    return CommunityProfile(*rows[0]) if rows else None
+
+
+def _bans(rows: list[tuple[Any, ...]]) -> list[Ban]:
+    return [Ban(*r) for r in rows]
+
+
+def _join_requests(rows: list[tuple[Any, ...]]) -> list[JoinRequest]:
+    return [JoinRequest(*r) for r in rows]
+
+
 def _column(rows: list[tuple[Any, ...]]) -> list[Any]:
     return [r[0] for r in rows]
 
@@ -474,6 +557,9 @@ class _MembershipAPI:
     # This Membership must already sign with the new key; call until the outcome is 0.
     rotate_relay_key = _whole_transaction(_WritePaths.rotate_relay_key)
     delete_community = _whole_transaction(_WritePaths.delete_community)
+    ban_pubkey = _whole_transaction(_WritePaths.ban_pubkey)
+    request_membership = _whole_transaction(_WritePaths.request_membership)
+    approve_join_request = _whole_transaction(_WritePaths.approve_join_request)
     define_role = _whole_transaction(_WritePaths.define_role)
     delete_role = _whole_transaction(_WritePaths.delete_role)
     assign_role = _whole_transaction(_WritePaths.assign_role)
@@ -485,6 +571,10 @@ class _MembershipAPI:
     allowlist_add = _own_transaction(_WritePaths.allowlist_add)
     archive_community = _own_transaction(_WritePaths.archive_community)
     unarchive_community = _own_transaction(_WritePaths.unarchive_community)
+    set_community_profile = _own_transaction(_WritePaths.set_community_profile)
+    set_join_policy = _own_transaction(_WritePaths.set_join_policy)
+    unban_pubkey = _own_transaction(_WritePaths.unban_pubkey)
+    reject_join_request = _own_transaction(_WritePaths.reject_join_request)
 
     # Reads
 
@@ -497,6 +587,17 @@ class _MembershipAPI:
     def relay_invites(self, community: Community) -> list[InviteRecord]:
         """Every invite of the community, oldest first, without its code (writers only)."""
         return self._read(_invites, "SELECT * FROM buzz.relay_invites(%s)", community)
+
+    def community_profile(self, community: Community) -> CommunityProfile | None:
+        """Its name, description, icon and join policy; None for an unknown community."""
+        return self._read(_profile, "SELECT * FROM buzz.community_profile(%s)", community)
+
+    def banned_pubkeys(self, community: Community) -> list[Ban]:
+        return self._read(_bans, "SELECT * FROM buzz.banned_pubkeys(%s)", community)
+
+    def join_requests(self, community: Community) -> list[JoinRequest]:
+        """The pending join requests, oldest first."""
+        return self._read(_join_requests, "SELECT * FROM buzz.join_requests(%s)", community)
 
     def member_list(self, community: Community) -> dict[str, Any] | None:
         return self._read(_first, "SELECT buzz.member_list(%s)", community)

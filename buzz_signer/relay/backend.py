@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from ..errors import BuzzError, translated
 from ..keys import RelayKey
-from ..membership import AsyncMembership, InviteRecord, Member
+from ..membership import AsyncMembership, Ban, CommunityProfile, InviteRecord, JoinRequest, Member
 from .filters import WireEvent
 from .protocol import Community
 
@@ -179,11 +179,19 @@ class DatabaseBackend:
         return await self._membership(lambda m: m.relay_invites(community))
 
     async def create_invite(
-        self, community: uuid.UUID, requester: str, max_uses: int | None, ttl_seconds: int
+        self,
+        community: uuid.UUID,
+        requester: str,
+        max_uses: int | None,
+        ttl_seconds: int,
+        *,
+        code: str | None = None,
+        sealed: str | None = None,
     ) -> tuple[uuid.UUID, str, int]:
+        """An invite with a drawn code, or with `code` (and `sealed`, kept with it)."""
         invite = await self._membership(
             lambda m: m.create_relay_invite(
-                community, requester, max_uses, dt.timedelta(seconds=ttl_seconds)
+                community, requester, max_uses, dt.timedelta(seconds=ttl_seconds), code, sealed
             )
         )
         return invite.invite_id, invite.code, int(invite.expires_at.timestamp())
@@ -242,6 +250,51 @@ class DatabaseBackend:
     async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]:
         """The live signed 33534 events, by role id."""
         return await self._membership(lambda m: m.role_definitions(community))
+
+    # The community's profile, bans and join requests (SPEC §3) --------------------
+
+    async def profile(self, community: uuid.UUID) -> CommunityProfile | None:
+        return await self._membership(lambda m: m.community_profile(community))
+
+    async def set_profile(self, community: uuid.UUID, field: str, value: str | None) -> str:
+        return await self._membership(lambda m: m.set_community_profile(community, field, value))
+
+    async def set_join_policy(self, community: uuid.UUID, policy: str) -> str:
+        return await self._membership(lambda m: m.set_join_policy(community, policy))
+
+    async def request_membership(
+        self, community: uuid.UUID, pubkey: str, request_id: str, note: str | None
+    ) -> str:
+        write = await self._membership(
+            lambda m: m.request_membership(community, pubkey, request_id, note)
+        )
+        return write.outcome
+
+    async def ban(
+        self, community: uuid.UUID, pubkey: str, reason: str | None, by: str | None
+    ) -> str:
+        write = await self._membership(lambda m: m.ban_pubkey(community, pubkey, reason, by))
+        return write.outcome
+
+    async def unban(self, community: uuid.UUID, pubkey: str) -> str:
+        return await self._membership(lambda m: m.unban_pubkey(community, pubkey))
+
+    async def bans(self, community: uuid.UUID) -> list[Ban]:
+        return await self._membership(lambda m: m.banned_pubkeys(community))
+
+    async def join_requests(self, community: uuid.UUID) -> list[JoinRequest]:
+        return await self._membership(lambda m: m.join_requests(community))
+
+    async def approve_request(self, community: uuid.UUID, request_id: str, by: str) -> str:
+        write = await self._membership(lambda m: m.approve_join_request(community, request_id, by))
+        return write.outcome
+
+    async def reject_request(
+        self, community: uuid.UUID, request_id: str, reason: str | None
+    ) -> str:
+        return await self._membership(
+            lambda m: m.reject_join_request(community, request_id, reason)
+        )
 
     # For the server --------------------------------------------------------------
 

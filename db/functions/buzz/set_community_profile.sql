@@ -1,8 +1,9 @@
 -- buzz.set_community_profile(p_community uuid, p_field text, p_value text) -> text
 -- Sets one field of what the community shows to people (NIP-11, its page): 'name' (1-64
 -- printable characters), 'description' (at most 2,000 characters; line breaks allowed) or
--- 'icon' (an https:// URL of at most 500 characters, without spaces, quotes or angle
--- brackets). NULL clears the field. Not a membership write: no list.
+-- 'icon' (an https:// URL of at most 500 characters, without spaces, quotes, angle
+-- brackets or backslashes, as the table's check says). NULL clears the field. Not a
+-- membership write: no list.
 -- Outcomes: 'updated'; 'unchanged' (the field held that value already).
 -- Raises: 22023 (an unknown field, a value out of its bounds: nothing changes), BZNCM, BZARC.
 -- Locks: community FOR KEY SHARE, the profile row.
@@ -31,7 +32,7 @@ BEGIN
             RAISE EXCEPTION 'a description must be 1 to 2000 characters, without control characters'
                 USING ERRCODE = 'invalid_parameter_value', HINT = 'NULL clears it.';
         ELSIF p_field = 'icon' AND (pg_catalog.char_length(p_value) > 500
-                                    OR p_value !~ '^https://[^/?#[:space:][:cntrl:]"<>]+([/?#][^[:space:][:cntrl:]"<>]*)?$') THEN
+                                    OR p_value !~ '^https://[^/?#[:space:][:cntrl:]"<>\\]+([/?#][^[:space:][:cntrl:]"<>\\]*)?$') THEN
             RAISE EXCEPTION 'an icon must be an https:// URL of at most 500 characters'
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;

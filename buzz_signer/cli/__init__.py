@@ -21,10 +21,13 @@ from ..errors import BuzzError
 from ..keys import InvalidKey
 from ..signer import RefusedToSign
 from . import (
+    bans,
     communities,
     invites,
+    join_requests,
     local,
     members,
+    profile,
     republish,
     roles,
     rotate,
@@ -162,7 +165,21 @@ def main() -> None:
     """
 
 
-for module in (communities, members, roles, invites, show, republish, verify, watch, rotate, local):
+for module in (
+    communities,
+    members,
+    roles,
+    invites,
+    bans,
+    join_requests,
+    profile,
+    show,
+    republish,
+    verify,
+    watch,
+    rotate,
+    local,
+):
     module.register(main)
 
 

@@ -4,8 +4,9 @@ the relay key, running a write as one transaction, and printing words or JSON.
 Exit codes (docs/cli.md has the table of every outcome):
 
     0  done, or no change was needed
-    1  bad input (including a request the community's state refuses as given)
-    2  not found (community, member, invite, owner, list, role)
+    1  bad input (including a request the community's state refuses as given, such as a
+       banned pubkey's)
+    2  not found (community, member, invite, owner, list, role, ban, join request)
     3  refused because the target is the owner
     4  role mismatch
     5  database or signing failure (and `verify` finding a wrong list)
@@ -50,9 +51,9 @@ EXIT_CODES_HELP = """\b
 Exit codes:
   0  done, or no change was needed
   1  bad input (also: archived community, host taken, owner limit
-     reached, invite expired or exhausted)
+     reached, invite expired or exhausted, banned pubkey)
   2  not found (community, member, invite code, owner, live list,
-     role)
+     role, ban, join request)
   3  refused because the target is the owner
   4  role mismatch (--if-role, --expected-owner)
   5  database or signing failure; `verify` found a wrong list or
@@ -60,6 +61,9 @@ Exit codes:
 
 LOCAL_DATABASE = "buzz"
 APPLICATION_NAME = "buzz-admin"
+# Who an operator's write names as its actor (an invite's creator, a ban's or an approval's
+# author) unless told otherwise: a label, as SPEC section 3 allows for p_created_by.
+OPERATOR = "buzz-admin"
 
 
 # --------------------------------------------------------------------------- failures
@@ -443,6 +447,19 @@ def npub(pubkey: str) -> str:
         return encode_npub(pubkey)
     except ValueError:
         return pubkey
+
+
+def is_pubkey(text: str) -> bool:
+    """64 lowercase hex characters: a pubkey as the database stores it."""
+    return len(text) == 64 and all(c in "0123456789abcdef" for c in text)
+
+
+def actor(label: str | None, *, as_hex: bool = False) -> str:
+    """Who did something (an added_by, created_by, banned_by): a pubkey as its npub (or hex),
+    a label such as 'buzz-admin' or 'invite' as it is."""
+    if label is None:
+        return "-"
+    return npub(label) if is_pubkey(label) and not as_hex else label
 
 
 def when(created_at: int | None) -> str:

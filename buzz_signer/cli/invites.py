@@ -1,23 +1,28 @@
-"""buzz-admin invite create|claim|revoke, allowlist add|import, backfill."""
+"""buzz-admin invite create|list|claim|revoke, allowlist add|import, backfill."""
 
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import uuid
 from typing import Any
 
 import click
 
 from ..nip19 import pubkey_to_hex
+from ..nip44 import Nip44Error
 from ._core import (
     BAD_INPUT,
     DURATION,
     NOT_FOUND,
     OK,
+    OPERATOR,
     PUBKEY,
     Failure,
     Outcome,
     State,
+    actor,
+    community_command,
     echo_json,
     get_state,
     iso,
@@ -25,6 +30,7 @@ from ._core import (
     progress,
     report,
     run_write,
+    table,
     write_command,
 )
 
@@ -34,6 +40,7 @@ CLAIM = {
     "expired": Outcome(BAD_INPUT, "the invite has expired"),
     "exhausted": Outcome(BAD_INPUT, "the invite has no use left ({uses})"),
     "invalid": Outcome(NOT_FOUND, "no invite of {host} has this code"),
+    "banned": Outcome(BAD_INPUT, "{who} is banned from {host} (no use consumed)"),
 }
 REVOKE = {
     "revoked": Outcome(OK, "revoked invite {id}: its code no longer works"),
@@ -54,7 +61,7 @@ def register(main: click.Group) -> None:
 
 @click.group()
 def invite() -> None:
-    """Mint, claim and revoke invite codes."""
+    """Mint, list, claim and revoke invite codes."""
 
 
 @invite.command("create")
@@ -76,27 +83,46 @@ def invite() -> None:
 @click.option(
     "--created-by",
     metavar="LABEL",
-    default="buzz-admin",
+    default=OPERATOR,
     show_default=True,
     help="Who minted it: a pubkey or a short label.",
 )
+@click.option(
+    "--code",
+    "chosen",
+    metavar="CODE",
+    help="A code you choose (8-128 characters of A-Za-z0-9_-), for a shared link: it is "
+    "also kept sealed to the relay key, so that `invite list --codes` and the relay's "
+    "NIP-86 listclaims can show it. `--code -` reads it from stdin (out of the shell's history).",
+)
 @write_command
 def invite_create(
-    max_uses: int | None, unlimited: bool, ttl: dt.timedelta, created_by: str
+    max_uses: int | None, unlimited: bool, ttl: dt.timedelta, created_by: str, chosen: str | None
 ) -> None:
-    """Mint an invite code. The code is printed this once: only its hash is stored.
+    """Mint an invite code. A drawn code is printed this once: only its hash is stored. A
+    code chosen with --code (a shared link) is kept sealed to the relay key as well.
 
     \b
     Example:
       buzz-admin -c relay.example.org invite create --max-uses 10 --ttl 7d
+      buzz-admin invite create --code summer-team-2027 --max-uses 100 --ttl 30d
     """
     if unlimited and max_uses is not None:
         raise Failure("give --max-uses N or --unlimited, not both", BAD_INPUT)
     uses = None if unlimited else (1 if max_uses is None else max_uses)
+    if chosen == "-":
+        chosen = sys.stdin.readline().strip()
+        if not chosen:
+            raise Failure("--code - read no code from stdin", BAD_INPUT)
     state = get_state()
     target = state.resolve()
+    # Sealed to the relay's own key: the database keeps only text that key alone opens.
+    sealed = state.key().seal(chosen) if chosen is not None else None
     write = run_write(
-        state, lambda tx: tx.create_relay_invite(target.id, created_by, uses, ttl)._asdict()
+        state,
+        lambda tx: tx.create_relay_invite(
+            target.id, created_by, uses, ttl, code=chosen, sealed=sealed
+        )._asdict(),
     )
     # create_relay_invite answers (invite_id, code, expires_at): no outcome word of its own.
     invite_id, code, expires_at = (
@@ -114,6 +140,7 @@ def invite_create(
                 "code": code,
                 "expires_at": iso(expires_at),
                 "max_uses": uses,
+                "sealed": sealed is not None,
                 "exit_code": OK,
             }
         )
@@ -121,7 +148,101 @@ def invite_create(
     click.echo(f"invite {invite_id} for {target.label}")
     click.echo(f"code    {code}")
     click.echo(f"expires {iso(expires_at)}, uses {'unlimited' if uses is None else uses}")
-    click.echo("the code is shown this once: only its hash is stored", err=True)
+    if sealed is None:
+        click.echo("the code is shown this once: only its hash is stored", err=True)
+    else:
+        click.echo(
+            "the code is kept sealed to the relay key: `buzz-admin invite list --codes` "
+            "shows it again",
+            err=True,
+        )
+
+
+@invite.command("list")
+@click.option(
+    "--codes",
+    is_flag=True,
+    help="Also show the code of each shared link (invite create --code), opened with the "
+    "relay key. Codes go to stdout only.",
+)
+@community_command
+def invite_list(codes: bool) -> None:
+    """The community's invites, oldest first, expired and used-up ones included: id, who
+    made it, when, expiry, uses, state, and whether its code is kept sealed (a shared link).
+    Codes are not shown unless asked with --codes, which needs the relay key; a code sealed
+    to an earlier relay key shows as "(sealed to another key)".
+
+    \b
+    Example:
+      buzz-admin -c relay.example.org invite list
+      buzz-admin invite list --codes --json | jq -r '.invites[].code // empty'
+    """
+    state = get_state()
+    target = state.resolve()
+    key = state.key() if codes else None
+    rows = state.conn.execute(
+        "SELECT invite_id, created_by, created_at, expires_at, max_uses, use_count, sealed"
+        " FROM buzz.relay_invites(%s)",
+        (target.id,),
+    ).fetchall()
+    now = dt.datetime.now(dt.UTC)
+    invites: list[dict[str, Any]] = []
+    for invite_id, created_by, created_at, expires_at, max_uses, use_count, sealed in rows:
+        if expires_at <= now:
+            condition = "expired"
+        elif max_uses is not None and use_count >= max_uses:
+            condition = "used up"
+        else:
+            condition = "live"
+        item: dict[str, Any] = {
+            "invite_id": str(invite_id),
+            "created_by": created_by,
+            "created_at": iso(created_at),
+            "expires_at": iso(expires_at),
+            "max_uses": max_uses,
+            "use_count": use_count,
+            "state": condition,
+            "sealed": sealed is not None,
+        }
+        if key is not None:
+            item["code"] = None
+            if sealed is not None:
+                try:
+                    item["code"] = key.unseal(sealed)
+                except Nip44Error:  # sealed before the relay key was rotated
+                    item["sealed_to_another_key"] = True
+        invites.append(item)
+    if state.json:
+        echo_json({"community": target.as_json(), "invites": invites})
+        return
+
+    def code_column(item: dict[str, Any]) -> str:
+        if not item["sealed"]:
+            return "-"  # only its hash is stored
+        if key is None:
+            return "sealed"
+        return item["code"] or "(sealed to another key)"
+
+    shown = [
+        [
+            item["invite_id"],
+            actor(item["created_by"]),
+            item["created_at"],
+            item["expires_at"],
+            f"{item['use_count']}/{'unlimited' if item['max_uses'] is None else item['max_uses']}",
+            item["state"],
+            code_column(item),
+        ]
+        for item in invites
+    ]
+    if shown:
+        headers = ["ID", "CREATED BY", "CREATED", "EXPIRES", "USES", "STATE", "CODE"]
+        for line in table(shown, headers):
+            click.echo(line)
+    live = sum(1 for item in invites if item["state"] == "live")
+    click.echo(
+        f"{len(invites)} invite{'s' if len(invites) != 1 else ''} of {target.label}, {live} live"
+    )
 
 
 @invite.command("claim")

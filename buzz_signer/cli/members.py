@@ -3,10 +3,12 @@ claim-membership, members."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
+from ..membership import Member
 from ._core import (
     BAD_INPUT,
     IS_OWNER,
@@ -14,11 +16,15 @@ from ._core import (
     OK,
     PUBKEY,
     ROLE_MISMATCH,
+    Community,
     Failure,
     Outcome,
+    State,
+    actor,
     community_command,
     echo_json,
     get_state,
+    is_pubkey,
     iso,
     npub,
     report,
@@ -66,6 +72,7 @@ TRANSFER = {
 CLAIM = {
     "joined": Outcome(OK, "{who} joined as member"),
     "already_member": Outcome(OK, "{who} is already a member, as {current} (no change)"),
+    "banned": Outcome(BAD_INPUT, "{who} is banned from {host}"),
 }
 
 
@@ -302,7 +309,7 @@ def claim_membership(pubkey: str, policy_version: str | None) -> None:
         write,
         outcome=write.outcome,
         table_=CLAIM,
-        words={"who": npub(pubkey), "current": current},
+        words={"who": npub(pubkey), "current": current, "host": target.label},
         extra={"pubkey": pubkey},
     )
 
@@ -314,17 +321,30 @@ def claim_membership(pubkey: str, policy_version: str | None) -> None:
     metavar="ROLE",
     help="Only members with this role: owner, admin, member, or a defined role (role list).",
 )
+@click.option(
+    "--tree",
+    is_flag=True,
+    help="Draw the invite tree: each member under the member who brought them in.",
+)
 @community_command
-def members(as_hex: bool, role: str | None) -> None:
+def members(as_hex: bool, role: str | None, tree: bool) -> None:
     """The community's members as stored: owner first, then admins, then members; the
     last column, ROLES, names the defined roles each holds (comma-separated, "-" for none).
+
+    With --tree, the invite tree: a member whose added_by is another member hangs under
+    that member; everyone else at the top, grouped by what their added_by says (the
+    operator's label such as buzz-admin, invite, or a pubkey that is not a member), with
+    how many each brought in.
 
     \b
     Example:
       buzz-admin -c relay.example.org members
       buzz-admin members --role moderator --hex
+      buzz-admin members --tree
       buzz-admin members --json | jq -r '.members[].npub'
     """
+    if tree and role is not None:
+        raise Failure("--tree draws every member: give --tree or --role, not both", BAD_INPUT)
     state = get_state()
     target = state.resolve()
     conn = state.conn
@@ -333,6 +353,9 @@ def members(as_hex: bool, role: str | None) -> None:
         (target.id,),
     ).fetchall()
     rows.sort(key=lambda r: (ROLE_RANK.get(r[1], 9), r[0]))
+    if tree:
+        _show_tree(state, target, [Member(*r) for r in rows], as_hex)
+        return
     if role in ROLES:
         rows = [r for r in rows if r[1] == role]
     elif role is not None:
@@ -372,9 +395,127 @@ def members(as_hex: bool, role: str | None) -> None:
     ]
     for line in table(shown, ["ROLE", "PUBKEY", "ADDED BY", "JOINED", "ROLES"]):
         click.echo(line)
-    counts = {r: sum(1 for row in rows if row[1] == r) for r in ROLES}
-    roles = ", ".join(f"{counts[r]} {r}{'s' if counts[r] != 1 else ''}" for r in ROLES)
-    summary = f"{len(rows)} member{'s' if len(rows) != 1 else ''} of {target.label}: {roles}"
+    summary = _summary(target, [r[1] for r in rows])
     if role is not None and role not in ROLES:
         summary += f" (holding {role})"
     click.echo(summary)
+
+
+def _summary(target: Community, roles_held: list[str]) -> str:
+    """'3 members of HOST: 1 owner, 1 admin, 1 member'."""
+    counts = {r: roles_held.count(r) for r in ROLES}
+    roles = ", ".join(f"{counts[r]} {r}{'s' if counts[r] != 1 else ''}" for r in ROLES)
+    n = len(roles_held)
+    return f"{n} member{'s' if n != 1 else ''} of {target.label}: {roles}"
+
+
+@dataclass
+class _Node:
+    member: Member
+    children: list[_Node] = field(default_factory=list)
+    in_all: int = 0  # everyone below, at any depth
+
+
+def invite_tree(rows: list[Member]) -> list[tuple[str | None, list[_Node]]]:
+    """The members as the tree of who brought in whom: (added_by, top-level members) groups.
+
+    A member hangs under the member its added_by names; the others are at the top, grouped
+    by their added_by. rows come sorted as members shows them, and so do the children. A
+    loop of added_by (possible only by direct add-member --added-by) is cut at its first
+    member, which then goes to the top.
+    """
+    nodes = {m.pubkey: _Node(m) for m in rows}
+    tops: list[_Node] = []
+    for node in nodes.values():
+        parent = nodes.get(node.member.added_by or "")
+        if parent is None or parent is node:
+            tops.append(node)
+        else:
+            parent.children.append(node)
+    order: list[_Node] = []  # every reached node, parents before their children
+    reached: set[str] = set()
+
+    def reach(start: list[_Node]) -> None:
+        stack = list(reversed(start))
+        while stack:
+            node = stack.pop()
+            reached.add(node.member.pubkey)
+            order.append(node)
+            stack.extend(reversed(node.children))
+
+    reach(tops)
+    for node in nodes.values():
+        if node.member.pubkey not in reached:  # in a loop: cut it here
+            nodes[node.member.added_by or ""].children.remove(node)
+            tops.append(node)
+            reach([node])
+    for node in reversed(order):
+        node.in_all = sum(1 + child.in_all for child in node.children)
+    groups: dict[str | None, list[_Node]] = {}
+    for node in tops:
+        groups.setdefault(node.member.added_by, []).append(node)
+    # The owner's group first; nobody recorded last.
+    return sorted(
+        groups.items(),
+        key=lambda g: (min(ROLE_RANK.get(n.member.role, 9) for n in g[1]), g[0] is None, g[0]),
+    )
+
+
+def _show_tree(state: State, target: Community, rows: list[Member], as_hex: bool) -> None:
+    groups = invite_tree(rows)
+    member_pubkeys = {m.pubkey for m in rows}
+
+    def as_json(node: _Node) -> dict[str, Any]:
+        m = node.member
+        return {
+            "pubkey": m.pubkey,
+            "npub": npub(m.pubkey),
+            "role": m.role,
+            "roles": list(m.roles or ()),
+            "added_by": m.added_by,
+            "joined_at": iso(m.joined_at),
+            "brought_in": len(node.children),
+            "in_all": node.in_all,
+            "children": [as_json(child) for child in node.children],
+        }
+
+    if state.json:
+        echo_json(
+            {
+                "community": target.as_json(),
+                "tree": [
+                    {
+                        "added_by": label,
+                        "members": sum(1 + n.in_all for n in tops),
+                        "children": [as_json(n) for n in tops],
+                    }
+                    for label, tops in groups
+                ],
+            }
+        )
+        return
+    for label, tops in groups:
+        if label is None:
+            header = "added by nobody recorded"
+        elif label in member_pubkeys:
+            header = f"added by {actor(label, as_hex=as_hex)} (a loop of added_by)"
+        elif is_pubkey(label):
+            header = f"added by {actor(label, as_hex=as_hex)} (not a member)"
+        else:
+            header = f"added by {label}"
+        total = sum(1 + n.in_all for n in tops)
+        click.echo(f"{header}: {total} member{'s' if total != 1 else ''}")
+        stack = [(n, 1) for n in reversed(tops)]
+        while stack:
+            node, depth = stack.pop()
+            m = node.member
+            held = f" {','.join(m.roles)}" if m.roles else ""
+            count = ""
+            if node.children:
+                count = f"  brought in {len(node.children)}"
+                if node.in_all != len(node.children):
+                    count += f", {node.in_all} in all"
+            pk = m.pubkey if as_hex else npub(m.pubkey)
+            click.echo(f"{'  ' * depth}{m.role:<7} {pk}{held}{count}")
+            stack.extend((child, depth + 1) for child in reversed(node.children))
+    click.echo(_summary(target, [m.role for m in rows]))

@@ -35,6 +35,9 @@ READ_FUNCTIONS = {
     "communities",
     "role_definitions",
     "role_deletions",
+    "community_profile",
+    "banned_pubkeys",
+    "join_requests",
 }
 
 # What must come out the same whichever way the database was built.

@@ -733,7 +733,7 @@ def test_invite_claims_count_uses(mem, reader, key, community):
         key.pubkey,
         {community.owner: "owner", a: "member", b: "member"},
     )
-    assert {m.pubkey: m.added_by for m in reader.relay_members(community.cid)}[a] == "invite"
+    assert {m.pubkey: m.added_by for m in reader.relay_members(community.cid)}[a] == community.owner  # the invite's creator
 
 
 def test_reads_of_an_unknown_community(reader, community):

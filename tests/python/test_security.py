@@ -59,7 +59,8 @@ REPO = Path(__file__).resolve().parents[2]
 READ_FUNCTIONS = frozenset(
     {
         "community_id", "relay_members", "member_list", "membership_events", "member_list_drift",
-        "role_definitions", "role_deletions",
+        "role_definitions", "role_deletions", "community_profile", "banned_pubkeys",
+        "join_requests",
     }
 )  # fmt: skip
 # Reads granted to buzz_writer only: who invited whom is not for readers.
@@ -73,6 +74,8 @@ WRITE_FUNCTIONS = frozenset(
         "remove_relay_member_if_role", "republish_member_list", "revoke_relay_invite",
         "rotate_relay_key", "transfer_ownership", "unarchive_community",
         "update_relay_member_role", "define_role", "delete_role", "assign_role", "unassign_role",
+        "set_community_profile", "ban_pubkey", "unban_pubkey", "set_join_policy",
+        "request_membership", "approve_join_request", "reject_join_request",
     }
 )  # fmt: skip
 ADVISORY_LOCK_FUNCTIONS = r"^pg_(try_)?advisory_(xact_)?lock(_shared)?$"
@@ -629,8 +632,9 @@ def _as_oid(n: int) -> int:
 )
 def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
     """docs/operations.md: ownership (1, hashtext(community_id::text)), owner limit
-    (2, hashtext(pubkey)), relay key (3, 0) shared by prepare and exclusive by rotation, the list
-    lock in the bigint space; all transaction-scoped."""
+    (2, hashtext(pubkey)), relay key (3, 0) shared by prepare and exclusive by rotation, the ban
+    lock (5, hashtext(community_id::text)) shared by joins and exclusive by a ban, the list lock
+    in the bigint space; all transaction-scoped."""
     cid = community.cid
     new_owner = new_pubkey()
     list_key = list_lock_key(cid)
@@ -672,8 +676,15 @@ def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
         assert (3, 0, 2, "ExclusiveLock") in _advisory_locks(c)
         c.rollback()
 
-        # A plain write holds no advisory lock until prepare.
+        # A write that makes a member holds the ban lock shared until prepare; a ban holds it
+        # exclusive; a removal none.
         c.execute("SELECT buzz.add_relay_member(%s, %s)", (cid, new_pubkey()))
+        assert _advisory_locks(c) == {(5, _as_oid(h_cid), 2, "ShareLock")}
+        c.rollback()
+        c.execute("SELECT buzz.ban_pubkey(%s, %s)", (cid, new_pubkey()))
+        assert _advisory_locks(c) == {(5, _as_oid(h_cid), 2, "ExclusiveLock")}
+        c.rollback()
+        c.execute("SELECT buzz.remove_relay_member(%s, %s)", (cid, new_pubkey()))
         assert _advisory_locks(c) == set()
         c.rollback()
 

@@ -4,21 +4,19 @@
 -- join of the same pubkey never both commit unseen by the other: the join either committed
 -- before the ban looked for the member (and the ban removes it), or it sees the ban and
 -- refuses. Taken after the community lock and before any member row, as both sides take it.
--- Key: the two-integer advisory space (never equal to a list lock, which uses the bigint
--- space), 'BANS' and the first 32 bits of the community id; two communities sharing those bits
--- only share waits, never outcomes.
+-- Key: class 5 of the two-integer advisory space, hashtext(community_id::text), as the
+-- ownership lock's class 1 (docs/operations.md); two communities of one hash share waits,
+-- never outcomes.
 CREATE OR REPLACE FUNCTION buzz_private.lock_bans(p_community uuid, p_exclusive boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_key integer := ('x' || pg_catalog.left(p_community::text, 8))::bit(32)::integer;
 BEGIN
     IF p_exclusive THEN
-        PERFORM pg_catalog.pg_advisory_xact_lock(1111576147, v_key);          -- 'BANS'
+        PERFORM pg_catalog.pg_advisory_xact_lock(5, pg_catalog.hashtext(p_community::text));
     ELSE
-        PERFORM pg_catalog.pg_advisory_xact_lock_shared(1111576147, v_key);
+        PERFORM pg_catalog.pg_advisory_xact_lock_shared(5, pg_catalog.hashtext(p_community::text));
     END IF;
 END
 $$;

@@ -1,6 +1,8 @@
 // A NIP-43 client made of nostr-tools, for tests/python/test_relay_nostr_tools.py.
 //
 //   node nip43_client.mjs '<scenario JSON>'     (or the JSON on stdin when there is no argument)
+//   node nip43_client.mjs -                     the JSON as the first line of stdin, so that keys
+//                                               stay off argv while later lines answer "pause"
 //
 // The scenario: {"url": ws://..., "relayPubkey": hex, "keys": {name: secret hex}, "steps": [...]}.
 // Each step is one thing a client does, on a named connection ("conn"); every observation is
@@ -22,7 +24,9 @@
 //   {"op": "publish", "conn": C, "as": K, "kind": n, "tags": [...], "content": "",
 //    "createdAtOffset": 0, "tamper": false}
 //        finalizeEvent, then relay.publish: prints "ok" with {ok, reason, id}. With tamper the
-//        content is changed after signing (so the id and signature no longer match).
+//        content is changed after signing (so the id and signature no longer match). With
+//        "again": L, the event of publish step L is sent once more, as it is (a client that
+//        AUTHs after auth-required: and retries, as Jumble does).
 //   {"op": "pause"}                              print "pause", wait for one line on stdin
 //
 // Every step but connect has a "label", repeated in the lines it prints (an event's line has
@@ -41,7 +45,7 @@ import { fetchRelayInformation } from 'nostr-tools/nip11'
 useWebSocketImplementation(WebSocket)
 
 let currentStep = null // index of the step running, named in every line it prints
-let stdinLines = null // the lines of stdin, read by "pause" (when the scenario came on argv)
+let stdinLines = null // the lines of stdin, read by "pause" (after the scenario's line, with -)
 
 function print(obj) {
   process.stdout.write(JSON.stringify({ step: currentStep, ...obj }) + '\n')
@@ -50,6 +54,12 @@ function print(obj) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function readScenario() {
+  if (process.argv[2] === '-') {
+    stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
+    const line = await stdinLines.next()
+    if (line.done) throw new Error('no scenario on stdin')
+    return JSON.parse(line.value)
+  }
   if (process.argv[2]) return JSON.parse(process.argv[2])
   let text = ''
   for await (const chunk of process.stdin) text += chunk
@@ -62,6 +72,7 @@ const secrets = Object.fromEntries(
 )
 const relays = {} // conn name -> Relay
 const subs = {} // label -> { events: [...], live: count after EOSE, eosed, closed }
+const published = {} // publish label -> the event sent
 
 // nostr-tools marks events it verified; a JSON copy is a fresh object it must verify anew.
 const verifyFresh = (event) => verifyEvent(JSON.parse(JSON.stringify(event)))
@@ -154,21 +165,24 @@ const steps = {
   },
 
   async publish(step) {
-    const event = finalizeEvent(
-      {
-        kind: step.kind,
-        created_at: Math.floor(Date.now() / 1000) + (step.createdAtOffset ?? 0),
-        tags: resolveTags(step.tags ?? []),
-        content: step.content ?? '',
-      },
-      secrets[step.as],
-    )
+    const event = step.again
+      ? published[step.again]
+      : finalizeEvent(
+          {
+            kind: step.kind,
+            created_at: Math.floor(Date.now() / 1000) + (step.createdAtOffset ?? 0),
+            tags: resolveTags(step.tags ?? []),
+            content: step.content ?? '',
+          },
+          secrets[step.as],
+        )
     if (step.tamper) event.content += ' (changed after signing)'
+    published[step.label] = event
     try {
       const reason = await relays[step.conn].publish(event)
-      print({ op: 'ok', label: step.label, as: step.as, kind: step.kind, id: event.id, ok: true, reason })
+      print({ op: 'ok', label: step.label, as: step.as, kind: event.kind, id: event.id, ok: true, reason })
     } catch (err) {
-      print({ op: 'ok', label: step.label, as: step.as, kind: step.kind, id: event.id, ok: false, reason: err.message })
+      print({ op: 'ok', label: step.label, as: step.as, kind: event.kind, id: event.id, ok: false, reason: err.message })
     }
   },
 

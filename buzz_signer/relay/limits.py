@@ -25,11 +25,16 @@ class Limits:
     auth_per_minute: int = 10
     # Invites minted per pubkey per hour (SPEC section 7: 10).
     invites_per_hour: int = 10
+    # Failed claims (invalid, expired or used-up codes) per address and per pubkey within
+    # FAILED_CLAIM_SECONDS, after which claims are refused unread (SPEC section 7: 20).
+    max_failed_claims: int = 20
     # Outgoing messages queued for one connection before it is closed as too slow.
     max_queued_messages: int = 10_000
 
 
 DEFAULT_LIMITS = Limits()
+# The window of max_failed_claims: a guesser waits this long once over it.
+FAILED_CLAIM_SECONDS = 600
 
 
 class SlidingWindow:
@@ -47,14 +52,26 @@ class SlidingWindow:
         """Count one event for `key` if it is within the limit; False (not counted) if not."""
         now = self._clock()
         hits = self._hits.setdefault(key, deque())
-        while hits and hits[0] <= now - self._seconds:
-            hits.popleft()
+        self._expire(hits, now)
         if len(hits) >= self._count:
             return False
         hits.append(now)
         if len(self._hits) > 4 * 1024:
             self._prune(now)
         return True
+
+    def full(self, key: Hashable) -> bool:
+        """True when `key` has reached the limit within the window; counts nothing (to
+        refuse before an event that is counted only when it fails)."""
+        hits = self._hits.get(key)
+        if not hits:
+            return False
+        self._expire(hits, self._clock())
+        return len(hits) >= self._count
+
+    def _expire(self, hits: deque[float], now: float) -> None:
+        while hits and hits[0] <= now - self._seconds:
+            hits.popleft()
 
     def _prune(self, now: float) -> None:
         cutoff = now - self._seconds

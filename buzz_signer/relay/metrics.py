@@ -38,7 +38,7 @@ class RelayMetrics(Observer):
         )
         self.writes = Counter(
             "buzz_relay_writes",
-            "Membership writes (join, leave, invite) by outcome.",
+            "Membership writes (join, request_membership, leave, invite) by outcome.",
             ["kind", "outcome"],
             registry=r,
         )

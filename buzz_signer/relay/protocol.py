@@ -9,13 +9,15 @@ it as it is: feed it text, send what it returns.
 
 What it answers (SPEC section 7): `AUTH` (NIP-42); `REQ` for kinds 13534, 8000, 8001, 33534
 (role definitions) and 5 (the relay's deletions of role definitions) (stored events, `EOSE`,
-then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join with an invite) and 28936
-(leave); refusals with NIP-01 prefixes; `NOTICE` for anything that is not a client message.
+then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join with an invite, or,
+without one, a request under the community's join policy) and 28936 (leave); refusals with
+NIP-01 prefixes; `NOTICE` for anything that is not a client message.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import time
 import uuid
@@ -40,7 +42,7 @@ from ..nostr import (
 )
 from ..signer import Signer
 from .filters import Filter, InvalidFilter, WireEvent, parse_filter
-from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
+from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 
 __all__ = [
     "SERVED_KINDS",
@@ -64,6 +66,11 @@ FRESH_SECONDS = 600
 INVITE_TTL_SECONDS = 72 * 3600
 ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
 MAX_SUBSCRIPTION_ID = 64
+MAX_CLAIM = 256
+# A join request's content is kept as its note: this long at most, without the control
+# characters the database refuses in a note (and NUL, which text cannot hold).
+MAX_NOTE = 1000
+_NOTE_REFUSED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,10 @@ class Backend(Protocol):
 
     async def claim_invite(self, community: uuid.UUID, code: str, pubkey: str) -> str: ...
 
+    async def request_membership(
+        self, community: uuid.UUID, pubkey: str, request_id: str, note: str | None
+    ) -> str: ...
+
     async def leave(self, community: uuid.UUID, pubkey: str) -> str: ...
 
 
@@ -103,7 +114,8 @@ class Observer:
         """A client request of `kind` (auth, req, join, leave, invite, ...) and its outcome."""
 
     def write(self, kind: str, outcome: str, seconds: float) -> None:
-        """A membership write (join, leave, invite) and how long the database took."""
+        """A membership write (join, request_membership, leave, invite) and how long the
+        database took."""
 
 
 def normalize_host(url_or_host: str) -> str | None:
@@ -181,6 +193,8 @@ class RelaySession:
         request_host: str | None = None,
         invite_role: str = "admin",
         invite_window: SlidingWindow | None = None,
+        address: str | None = None,
+        failed_claims: SlidingWindow | None = None,
         observer: Observer | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -190,6 +204,12 @@ class RelaySession:
         self._limits = limits
         self._invite_rank = ROLE_RANK[invite_role]
         self._invites = invite_window or SlidingWindow(limits.invites_per_hour, 3600)
+        # The client's address, and the failed claims per address and per pubkey (shared
+        # by the connections of a process, like the invite window).
+        self._address = address
+        self._failed_claims = failed_claims or SlidingWindow(
+            limits.max_failed_claims, FAILED_CLAIM_SECONDS
+        )
         self._auths = SlidingWindow(limits.auth_per_minute, 60)
         self._observer = observer or Observer()
         self._clock = clock
@@ -497,23 +517,51 @@ class RelaySession:
 
     async def _join(self, event: dict[str, Any]) -> tuple[bool, str]:
         claim = _first_tag(event, "claim")
-        if claim is None or len(claim) < 2 or not 0 < len(claim[1]) <= 256:
+        # ["claim", ""] (or a bare ["claim"]) is a join without a claim, as clients send it.
+        code = claim[1] if claim is not None and len(claim) > 1 else ""
+        if len(code) > MAX_CLAIM:
             raise _Refused(
-                'invalid: a join request needs a ["claim", <invite code>] tag', "invalid"
+                f"invalid: an invite code is at most {MAX_CLAIM} characters", "invalid"
             )
         self._require_fresh(event)
         if _first_tag(event, "-") is not None:
             self._require_author(event)
+        if not code:
+            return await self._request(event)
+        pubkey = event["pubkey"]
+        counted = [("pubkey", pubkey)]
+        if self._address is not None:
+            counted.append(("address", self._address))
+        if any(self._failed_claims.full(key) for key in counted):
+            raise _Refused(
+                "rate-limited: too many failed claims; try again later.", "rate_limited"
+            )
         outcome = await self._write(
-            "join", self._backend.claim_invite(self.community.id, claim[1], event["pubkey"])
+            "join", self._backend.claim_invite(self.community.id, code, pubkey)
         )
+        if outcome in _FAILED_CLAIMS:
+            for key in counted:
+                self._failed_claims.allow(key)
         if outcome == "joined":
             return True, f"info: welcome to {self.community.host}!"
         return _JOIN_ANSWERS.get(outcome, _UNEXPECTED)
 
+    async def _request(self, event: dict[str, Any]) -> tuple[bool, str]:
+        """A join without a claim: the community's join policy answers (request_membership)."""
+        note = _NOTE_REFUSED.sub("", event["content"]).strip()[:MAX_NOTE] or None
+        outcome = await self._write(
+            "request_membership",
+            self._backend.request_membership(
+                self.community.id, event["pubkey"], event["id"], note
+            ),
+        )
+        if outcome == "joined":
+            return True, f"info: welcome to {self.community.host}!"
+        return _REQUEST_ANSWERS.get(outcome, _UNEXPECTED)
+
     async def _leave(self, event: dict[str, Any]) -> tuple[bool, str]:
-        if _first_tag(event, "-") is None:
-            raise _Refused('invalid: a leave request must carry the ["-"] tag', "invalid")
+        # AUTH as the author, asked whatever the tags: a stronger proof than NIP-70's "-",
+        # which some clients' leave requests do not carry.
         self._require_fresh(event)
         self._require_author(event)
         outcome = await self._write(
@@ -543,11 +591,25 @@ class RelaySession:
 
 _REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")
+_DUPLICATE = (True, "duplicate: you are already a member of this relay.")
+_BANNED = (False, "blocked: you are banned from this community.")
+_PENDING = (False, "restricted: your request to join is pending approval.")
 _JOIN_ANSWERS = {
-    "already_member": (True, "duplicate: you are already a member of this relay."),
+    "already_member": _DUPLICATE,
     "expired": (False, "restricted: that invite code is expired."),
     "invalid": (False, "restricted: that invite code is invalid."),
     "exhausted": (False, "restricted: that invite code has been used up."),
+    "banned": _BANNED,
+}
+# The claims a guesser makes: counted per address and per pubkey (Limits.max_failed_claims).
+_FAILED_CLAIMS = frozenset(("expired", "invalid", "exhausted"))
+_REQUEST_ANSWERS = {
+    "already_member": _DUPLICATE,
+    "banned": _BANNED,
+    "closed": (False, "restricted: this community requires a claim to join."),
+    "requested": _PENDING,
+    "already_requested": _PENDING,
+    "rejected": (False, "restricted: your request to join was declined; you may ask again later."),
 }
 _LEAVE_ANSWERS = {
     "removed": (True, ""),

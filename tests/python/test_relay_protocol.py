@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
-from fixtures_membership import members_of, new_host, new_pubkey, verify_both
+from fixtures_membership import members_of, new_host, new_pubkey, state, verify_both
 from relay_client import auth_event, backend_on, session, signed
 from relay_fixtures import Person
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.relay.filters import WireEvent
-from buzz_signer.relay.limits import Limits
+from buzz_signer.relay.limits import FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -351,7 +351,7 @@ def test_join_outcomes(db_url, key, world, su, reader):
     assert reader.member_list_drift(world.cid) == []
 
 
-@pytest.mark.parametrize("case", ["no_claim", "stale", "protected_without_auth", "bad_sig"])
+@pytest.mark.parametrize("case", ["long_claim", "stale", "protected_without_auth", "bad_sig"])
 def test_join_refusals_change_nothing(db_url, key, world, reader, case):
     joiner = Person.new()
     code = _code(world.mem, world)
@@ -359,7 +359,7 @@ def test_join_refusals_change_nothing(db_url, key, world, reader, case):
 
     async def scenario(c):
         ev = {
-            "no_claim": lambda: signed(joiner.secret, 28934, [["code", code]]),
+            "long_claim": lambda: signed(joiner.secret, 28934, [["claim", "x" * 257]]),
             "stale": lambda: signed(joiner.secret, 28934, [["claim", code]], created_at=1),
             "protected_without_auth": lambda: signed(joiner.secret, 28934, [["-"], ["claim", code]]),
             "bad_sig": lambda: {**signed(joiner.secret, 28934, [["claim", code]]), "content": "x"},
@@ -384,12 +384,13 @@ def test_a_protected_join_from_its_authed_author_is_accepted(db_url, key, world,
     assert joiner.pubkey in members_of(reader, world.cid)
 
 
-def test_leave_outcomes(db_url, key, world, reader):
+@pytest.mark.parametrize("tags", [[["-"]], []], ids=["protected", "without_dash"])
+def test_leave_outcomes(db_url, key, world, reader, tags):
     stranger = Person.new()
 
     async def leave(c, person):
         await c.auth(person.secret, f"ws://{world.host}")
-        return ok(await c.send("EVENT", signed(person.secret, 28936, [["-"]])))
+        return ok(await c.send("EVENT", signed(person.secret, 28936, tags)))
 
     async def scenario(c):
         return [await leave(c, world.member), await leave(c, stranger), await leave(c, world.owner)]
@@ -403,22 +404,24 @@ def test_leave_outcomes(db_url, key, world, reader):
     assert world.member.pubkey not in members and world.owner.pubkey in members
 
 
-@pytest.mark.parametrize("case", ["no_dash", "not_authed", "authed_as_other", "stale"])
+@pytest.mark.parametrize(
+    "case", ["not_authed", "authed_as_other", "stale", "no_dash_not_authed", "no_dash_as_other"]
+)
 def test_leave_refusals_change_nothing(db_url, key, world, reader, case):
     before = members_of(reader, world.cid)
     member = world.member
 
     async def scenario(c):
-        if case == "authed_as_other":
+        if case.endswith("as_other"):
             await c.auth(world.admin.secret, f"ws://{world.host}")
-        elif case != "not_authed":
+        elif not case.endswith("not_authed"):
             await c.auth(member.secret, f"ws://{world.host}")
-        tags = [] if case == "no_dash" else [["-"]]
+        tags = [] if case.startswith("no_dash") else [["-"]]
         created_at = 1 if case == "stale" else None
         return ok(await c.send("EVENT", signed(member.secret, 28936, tags, created_at=created_at)))
 
     accepted, reason = run(db_url, key, world, scenario)
-    prefix = "invalid:" if case in ("no_dash", "stale") else "auth-required:"
+    prefix = "invalid:" if case == "stale" else "auth-required:"
     assert not accepted and reason.startswith(prefix), reason
     assert members_of(reader, world.cid) == before
 
@@ -447,6 +450,329 @@ def test_joins_on_an_archived_community_are_restricted(db_url, key, world, reade
         return ok(await c.send("EVENT", signed(Person.new().secret, 28934, [["claim", code]])))
 
     assert run(db_url, key, world, scenario) == (False, "restricted: this community is archived")
+
+
+# ------------------------------------------------------------------ joins without a claim
+
+
+WELCOME = "info: welcome to {host}!"
+DUPLICATE = (True, "duplicate: you are already a member of this relay.")
+CLOSED = (False, "restricted: this community requires a claim to join.")
+PENDING = (False, "restricted: your request to join is pending approval.")
+DECLINED = (False, "restricted: your request to join was declined; you may ask again later.")
+BANNED = (False, "blocked: you are banned from this community.")
+
+
+def _pending(reader: Membership, world: World) -> list[tuple[str, str, str | None]]:
+    return [(r.request_id, r.pubkey, r.note) for r in reader.join_requests(world.cid)]
+
+
+def _join_rows(su: Any, world: World) -> list[tuple[Any, ...]]:
+    """Every join request row of the community, pending or rejected."""
+    return su.execute(
+        "SELECT request_id, pubkey, note, rejected_at IS NOT NULL FROM buzz_private.join_requests"
+        " WHERE community_id = %s ORDER BY requested_at, request_id",
+        (world.cid,),
+    ).fetchall()
+
+
+@pytest.mark.parametrize("tags", [[], [["claim", ""]], [["claim"]]], ids=["none", "empty", "bare"])
+def test_a_claimless_join_under_invite_is_closed(db_url, key, world, reader, su, tags):
+    stranger = Person.new()
+    before = state(reader, world.cid)
+
+    async def scenario(c):
+        return [
+            ok(await c.send("EVENT", signed(stranger.secret, 28934, tags, "let me in"))),
+            ok(await c.send("EVENT", signed(world.member.secret, 28934, tags))),
+        ]
+
+    assert run(db_url, key, world, scenario) == [CLOSED, DUPLICATE]
+    assert state(reader, world.cid) == before
+    assert _join_rows(su, world) == []
+
+
+@pytest.mark.parametrize("tags", [[], [["claim", ""]]], ids=["none", "empty"])
+def test_a_claimless_join_under_request_is_kept_pending(db_url, key, world, reader, tags):
+    assert world.mem.set_join_policy(world.cid, "request") == "updated"
+    asker = Person.new()
+    before = state(reader, world.cid)
+    first = signed(asker.secret, 28934, tags, "  hello, I run the Tuesday meetup  ")
+    again = signed(asker.secret, 28934, tags, "me again")
+
+    async def scenario(c):
+        return [
+            ok(await c.send("EVENT", first)),
+            ok(await c.send("EVENT", again)),
+            ok(await c.send("EVENT", signed(world.member.secret, 28934, tags))),
+        ]
+
+    assert run(db_url, key, world, scenario) == [PENDING, PENDING, DUPLICATE]
+    # One pending request, the first, with its note; no member until an admin approves.
+    assert _pending(reader, world) == [(first["id"], asker.pubkey, "hello, I run the Tuesday meetup")]
+    assert state(reader, world.cid) == before
+    approved = world.mem.approve_join_request(world.cid, first["id"], world.admin.pubkey)
+    assert approved.outcome == "joined"
+    assert members_of(reader, world.cid)[asker.pubkey] == "member"
+
+
+def test_a_claimless_join_under_open_joins(db_url, key, world, reader):
+    assert world.mem.set_join_policy(world.cid, "open") == "updated"
+    newcomer = Person.new()
+
+    async def scenario(c):
+        return [
+            ok(await c.send("EVENT", signed(newcomer.secret, 28934, [["claim", ""]]))),
+            ok(await c.send("EVENT", signed(newcomer.secret, 28934, []))),
+        ]
+
+    assert run(db_url, key, world, scenario) == [
+        (True, WELCOME.format(host=world.host)),
+        DUPLICATE,
+    ]
+    assert members_of(reader, world.cid)[newcomer.pubkey] == "member"
+    assert newcomer.pubkey in {t[1] for t in reader.member_list(world.cid)["tags"][1:]}
+    assert _pending(reader, world) == []
+    assert reader.member_list_drift(world.cid) == []
+
+
+def test_a_declined_request_is_told_so(db_url, key, world, reader, su):
+    world.mem.set_join_policy(world.cid, "request")
+    asker = Person.new()
+    asked = signed(asker.secret, 28934, [])
+
+    async def ask(c):
+        return ok(await c.send("EVENT", signed(asker.secret, 28934, [], "please")))
+
+    assert run(db_url, key, world, lambda c: _send_ok(c, asked)) == PENDING
+    assert world.mem.reject_join_request(world.cid, asked["id"], "not now") == "rejected"
+    assert run(db_url, key, world, ask) == DECLINED
+    assert _pending(reader, world) == []
+    assert _join_rows(su, world) == [(asked["id"], asker.pubkey, None, True)]
+    assert asker.pubkey not in members_of(reader, world.cid)
+
+
+async def _send_ok(c, event):
+    return ok(await c.send("EVENT", event))
+
+
+def test_a_request_note_is_the_content_cut_and_cleaned(db_url, key, world, reader):
+    world.mem.set_join_policy(world.cid, "request")
+    people = [Person.new() for _ in range(3)]
+    events = [
+        signed(people[0].secret, 28934, [], "é" * 1500),
+        signed(people[1].secret, 28934, [], "bell\x07 and\x00 nul\ttab\nline"),
+        signed(people[2].secret, 28934, [], " \n "),
+    ]
+
+    async def scenario(c):
+        return [await _send_ok(c, ev) for ev in events]
+
+    assert run(db_url, key, world, scenario) == [PENDING] * 3
+    notes = {pubkey: note for _, pubkey, note in _pending(reader, world)}
+    assert notes == {
+        people[0].pubkey: "é" * 1000,
+        people[1].pubkey: "bell and nul\ttab\nline",
+        people[2].pubkey: None,
+    }
+
+
+def test_a_protected_claimless_join_needs_its_author(db_url, key, world, reader, su):
+    world.mem.set_join_policy(world.cid, "open")
+    newcomer = Person.new()
+    protected = signed(newcomer.secret, 28934, [["-"]])
+
+    async def scenario(c):
+        refused = ok(await c.send("EVENT", protected))
+        await c.auth(world.member.secret, f"ws://{world.host}")
+        as_other = ok(await c.send("EVENT", protected))
+        await c.auth(newcomer.secret, f"ws://{world.host}")
+        return refused, as_other, ok(await c.send("EVENT", signed(newcomer.secret, 28934, [["-"]])))
+
+    refused, as_other, accepted = run(db_url, key, world, scenario)
+    assert not refused[0] and refused[1].startswith("auth-required:")
+    assert not as_other[0] and as_other[1].startswith("auth-required:")
+    assert accepted == (True, WELCOME.format(host=world.host))
+    assert members_of(reader, world.cid)[newcomer.pubkey] == "member"
+
+
+@pytest.mark.parametrize("case", ["stale", "bad_sig"])
+def test_claimless_refusals_change_nothing(db_url, key, world, reader, su, case):
+    world.mem.set_join_policy(world.cid, "open")
+    newcomer = Person.new()
+    before = state(reader, world.cid)
+    ev = {
+        "stale": lambda: signed(newcomer.secret, 28934, [], created_at=int(time.time()) - 601),
+        "bad_sig": lambda: {**signed(newcomer.secret, 28934, []), "content": "x"},
+    }[case]()
+
+    accepted, reason = run(db_url, key, world, lambda c: _send_ok(c, ev))
+    assert not accepted and reason.startswith("invalid:"), reason
+    assert state(reader, world.cid) == before
+    assert _join_rows(su, world) == []
+
+
+@pytest.mark.parametrize("policy", ["invite", "request", "open"])
+def test_a_banned_key_is_blocked_with_or_without_a_claim(db_url, key, world, reader, su, policy):
+    world.mem.set_join_policy(world.cid, policy)
+    banned = Person.new()
+    assert world.mem.ban_pubkey(world.cid, banned.pubkey, "spam").outcome == "banned"
+    code = _code(world.mem, world)
+    before = state(reader, world.cid)
+
+    async def scenario(c):
+        await c.auth(banned.secret, f"ws://{world.host}")
+        return [
+            ok(await c.send("EVENT", signed(banned.secret, 28934, [["claim", code]]))),
+            ok(await c.send("EVENT", signed(banned.secret, 28934, [["-"], ["claim", code]]))),
+            ok(await c.send("EVENT", signed(banned.secret, 28934, [], "let me back"))),
+            ok(await c.send("EVENT", signed(banned.secret, 28934, [["claim", ""]]))),
+        ]
+
+    assert run(db_url, key, world, scenario) == [BANNED] * 4
+    assert state(reader, world.cid) == before
+    assert _join_rows(su, world) == []
+    [invite] = world.mem.relay_invites(world.cid)
+    assert invite.use_count == 0
+
+
+# ------------------------------------------------------------------ failed claims
+
+
+class Clock:
+    """A clock the test moves: the failed-claim window's."""
+
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def run_sessions(db_url: str, key: RelayKey, world: World, scenario: Any) -> Any:
+    """Run `scenario(connect)`, where `connect(**kw)` opens a session of `world`'s community."""
+
+    async def main() -> Any:
+        async with backend_on(db_url, key) as backend:
+            return await scenario(lambda **kw: session(backend, key, world.cid, world.host, **kw))
+
+    return asyncio.run(main())
+
+
+def _claim(person: Person, code: str) -> dict[str, Any]:
+    return signed(person.secret, 28934, [["claim", code]])
+
+
+LIMITED = (False, "rate-limited: too many failed claims; try again later.")
+USED_UP = (False, "restricted: that invite code has been used up.")
+EXPIRED = (False, "restricted: that invite code is expired.")
+INVALID = (False, "restricted: that invite code is invalid.")
+
+
+def _failing_codes(world: World, su: Any) -> tuple[str, str, str]:
+    """An expired code, a used-up code and a code that never was."""
+    expired = _code(world.mem, world, ttl=dt.timedelta(minutes=5))
+    su.execute(
+        "UPDATE buzz_private.relay_invites SET expires_at = now() - interval '1 second'"
+        " WHERE community_id = %s",
+        (world.cid,),
+    )
+    used_up = _code(world.mem, world)
+    world.mem.claim_relay_invite(world.cid, used_up, new_pubkey())
+    return expired, used_up, "cd" * 16
+
+
+def test_failed_claims_are_limited_per_pubkey(db_url, key, world, reader, su):
+    failing = _failing_codes(world, su)
+    right = _code(world.mem, world, max_uses=None)
+    guesser, other = Person.new(), Person.new()
+    clock = Clock()
+    window = SlidingWindow(3, FAILED_CLAIM_SECONDS, clock=clock)
+
+    async def scenario(connect):
+        here = connect(address="192.0.2.1", failed_claims=window)
+        failed = [await _send_ok(here, _claim(guesser, code)) for code in failing]
+        # Elsewhere, the same pubkey: its right code is refused unread; another pubkey joins.
+        there = connect(address="198.51.100.7", failed_claims=window)
+        limited = [
+            await _send_ok(there, _claim(guesser, right)),
+            await _send_ok(there, _claim(guesser, "cd" * 16)),
+        ]
+        before = (state(reader, world.cid), world.mem.relay_invites(world.cid))
+        other_joined = await _send_ok(there, _claim(other, right))
+        clock.now += FAILED_CLAIM_SECONDS - 1
+        still = await _send_ok(there, _claim(guesser, right))
+        clock.now += 1
+        after_window = await _send_ok(there, _claim(guesser, right))
+        return failed, limited, before, other_joined, still, after_window
+
+    failed, limited, before, other_joined, still, after_window = run_sessions(
+        db_url, key, world, scenario
+    )
+    assert failed == [EXPIRED, USED_UP, INVALID]
+    assert limited == [LIMITED, LIMITED]
+    members, invites = before[0][1], before[1]
+    assert guesser.pubkey not in members
+    assert [i.use_count for i in invites if i.max_uses is None] == [0]
+    assert other_joined == (True, WELCOME.format(host=world.host))
+    assert still == LIMITED
+    assert after_window == (True, WELCOME.format(host=world.host))
+    assert {guesser.pubkey, other.pubkey} <= set(members_of(reader, world.cid))
+
+
+def test_failed_claims_are_limited_per_address(db_url, key, world, reader):
+    right = _code(world.mem, world, max_uses=None)
+    guessers = [Person.new() for _ in range(3)]
+    late, elsewhere, after = Person.new(), Person.new(), Person.new()
+    clock = Clock()
+    window = SlidingWindow(3, FAILED_CLAIM_SECONDS, clock=clock)
+
+    async def scenario(connect):
+        failed = []
+        for person in guessers:  # one connection each, one address
+            c = connect(address="192.0.2.1", failed_claims=window)
+            failed.append(await _send_ok(c, _claim(person, "ef" * 16)))
+        same_address = connect(address="192.0.2.1", failed_claims=window)
+        limited = await _send_ok(same_address, _claim(late, right))
+        # A claim that is not a guess is not counted, nor refused: a claimless join.
+        claimless = await _send_ok(same_address, signed(late.secret, 28934, []))
+        before = state(reader, world.cid)
+        other_address = connect(address="198.51.100.7", failed_claims=window)
+        joined_elsewhere = await _send_ok(other_address, _claim(elsewhere, right))
+        clock.now += FAILED_CLAIM_SECONDS
+        joined_after = await _send_ok(same_address, _claim(after, right))
+        return failed, limited, claimless, before, joined_elsewhere, joined_after
+
+    failed, limited, claimless, before, joined_elsewhere, joined_after = run_sessions(
+        db_url, key, world, scenario
+    )
+    assert failed == [INVALID] * 3
+    assert limited == LIMITED
+    assert claimless == CLOSED
+    assert late.pubkey not in before[1]
+    [invite] = [i for i in world.mem.relay_invites(world.cid) if i.max_uses is None]
+    assert invite.use_count == 2  # elsewhere and after; never late
+    assert joined_elsewhere == joined_after == (True, WELCOME.format(host=world.host))
+    members = members_of(reader, world.cid)
+    assert late.pubkey not in members and {elsewhere.pubkey, after.pubkey} <= set(members)
+
+
+def test_joins_and_bans_do_not_count_as_failed_claims(db_url, key, world):
+    right = _code(world.mem, world, max_uses=None)
+    banned = Person.new()
+    world.mem.ban_pubkey(world.cid, banned.pubkey)
+    window = SlidingWindow(2, FAILED_CLAIM_SECONDS, clock=Clock())
+
+    async def scenario(connect):
+        c = connect(address="192.0.2.1", failed_claims=window)
+        answers = [await _send_ok(c, _claim(banned, right)) for _ in range(3)]
+        answers += [await _send_ok(c, _claim(world.member, right)) for _ in range(3)]
+        answers.append(await _send_ok(c, _claim(Person.new(), right)))
+        return answers
+
+    assert run_sessions(db_url, key, world, scenario) == [BANNED] * 3 + [DUPLICATE] * 3 + [
+        (True, WELCOME.format(host=world.host))
+    ]
 
 
 # ------------------------------------------------------------------ live events

@@ -15,6 +15,7 @@ import click
 from ..cli._core import Failure, database_url, load_key
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
+from .management import MAX_INVITE_USES, TTL_SECONDS
 from .server import RelayConfig, run
 
 __all__ = ["main"]
@@ -25,6 +26,15 @@ def _listen(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         raise click.BadParameter(f"{value!r} is not HOST:PORT (e.g. 127.0.0.1:7447)")
     return host.strip("[]") or "0.0.0.0", int(port)
+
+
+def _contact(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value or len(value) > 500 or not value.isprintable():
+        raise click.BadParameter("a contact is 1 to 500 printable characters (a URL or address)")
+    return value
 
 
 def _limit_option(name: str, help_text: str):
@@ -72,6 +82,10 @@ def _limit_option(name: str, help_text: str):
 @_limit_option("max_connections_per_ip", "Websocket connections from one address.")
 @_limit_option("auth_per_minute", "AUTH messages per connection per minute.")
 @_limit_option("invites_per_hour", "Invites minted per pubkey per hour.")
+@_limit_option(
+    "max_failed_claims",
+    "Failed claims per address and per pubkey in 10 minutes; then claims are refused.",
+)
 @_limit_option("max_queued_messages", "Messages queued for a slow client before closing it.")
 @click.option(
     "--upstream",
@@ -85,6 +99,27 @@ def _limit_option(name: str, help_text: str):
     show_default=True,
     help="With --upstream: who may read the upstream's events.",
 )
+@click.option(
+    "--contact",
+    metavar="URL",
+    callback=_contact,
+    help="NIP-11 contact: how to reach a human (mailto:, https:, ...).",
+)
+@click.option(
+    "--claim-max-uses",
+    type=click.IntRange(1, MAX_INVITE_USES),
+    default=100,
+    show_default=True,
+    help="Uses of a NIP-86 createclaim invite when the call gives none.",
+)
+@click.option(
+    "--claim-ttl",
+    type=click.IntRange(*TTL_SECONDS),
+    default=30 * 24 * 3600,
+    show_default=True,
+    metavar="SECONDS",
+    help="Lifetime of a NIP-86 createclaim invite when the call gives none.",
+)
 @click.option("--log-level", default="info", show_default=True)
 def main(
     listen: str,
@@ -94,6 +129,9 @@ def main(
     pool_size: int,
     upstream: str | None,
     read: str,
+    contact: str | None,
+    claim_max_uses: int,
+    claim_ttl: int,
     log_level: str,
     **limits: int,
 ) -> None:
@@ -128,6 +166,9 @@ def main(
         pool_size=pool_size,
         upstream=upstream,
         read_anyone=read == "anyone",
+        contact=contact,
+        claim_max_uses=claim_max_uses,
+        claim_ttl_seconds=claim_ttl,
     )
     logging.getLogger("buzz_relay").info("buzz-relay %s listening on %s:%d", key.npub, host, port)
     run(config, host, port)

@@ -19,12 +19,14 @@ import aiohttp
 from aiohttp import WSMsgType, web
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
+from ..errors import BuzzError
 from ..keys import RelayKey
+from ..membership import CommunityProfile
 from ..signer import Signer
 from .backend import DatabaseBackend
 from .gate import Gate
 from .hub import Hub
-from .limits import DEFAULT_LIMITS, Limits, SlidingWindow
+from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management, ReplayGuard
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
@@ -59,7 +61,13 @@ class RelayConfig:
     limits: Limits = DEFAULT_LIMITS
     invite_role: str = "admin"
     pool_size: int = 10
+    # The NIP-11 name behind the gate when the upstream's document has none.
     name: str = "buzz membership relay"
+    # --contact: NIP-11's contact (a human's address), omitted when None.
+    contact: str | None = None
+    # NIP-86 createclaim's defaults (--claim-max-uses, --claim-ttl).
+    claim_max_uses: int = 100
+    claim_ttl_seconds: int = 30 * 24 * 3600
     # --upstream URL: the members-only gate in front of that relay (gate.py); --read anyone.
     upstream: str | None = None
     read_anyone: bool = False
@@ -74,6 +82,7 @@ class _State:
     metrics: RelayMetrics
     signer: Signer
     invite_window: SlidingWindow
+    failed_claims: SlidingWindow
     management: Management
     per_ip: Counter[str] = field(default_factory=Counter)
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
@@ -113,6 +122,7 @@ def create_app(config: RelayConfig) -> web.Application:
         metrics=metrics,
         signer=Signer(config.key),
         invite_window=SlidingWindow(config.limits.invites_per_hour, 3600),
+        failed_claims=SlidingWindow(config.limits.max_failed_claims, FAILED_CLAIM_SECONDS),
         management=Management(backend, ReplayGuard()),
     )
     app.router.add_get("/", root)
@@ -214,8 +224,12 @@ async def root(request: web.Request) -> web.StreamResponse:
         return await websocket(request, community)
     if "application/nostr+json" in request.headers.get("Accept", ""):
         state = request.app[STATE]
+        if state.config.upstream is not None:
+            document = information_document(state, community, await _upstream_document(state))
+        else:
+            document = information_document(state, community, profile=await _profile(state, community))
         return web.json_response(
-            information_document(state, community, await _upstream_document(state)),
+            document,
             content_type="application/nostr+json",
             headers=CORS_HEADERS,
         )
@@ -226,10 +240,25 @@ async def root(request: web.Request) -> web.StreamResponse:
     )
 
 
+async def _profile(state: _State, community: Community) -> CommunityProfile | None:
+    """The community's profile; None when the database does not answer (the document is
+    served without it rather than not at all)."""
+    try:
+        return await state.backend.profile(community.id)
+    except BuzzError as exc:
+        log.warning("NIP-11 without the community's profile (%s)", type(exc).__name__)
+        return None
+
+
 def information_document(
-    state: _State, community: Community, upstream: dict[str, Any] | None = None
+    state: _State,
+    community: Community,
+    upstream: dict[str, Any] | None = None,
+    *,
+    profile: CommunityProfile | None = None,
 ) -> dict[str, Any]:
-    """Ours; behind the gate, the upstream's with our key, our NIPs and our limits added."""
+    """Ours, named and described by the community's profile; behind the gate, the upstream's
+    with our key, our NIPs and our limits added."""
     limits = state.config.limits
     if state.config.upstream is not None:
         document = dict(upstream or {})
@@ -244,11 +273,14 @@ def information_document(
         }
         document.setdefault("name", state.config.name)
         return document
-    return {
-        "name": state.config.name,
-        "description": f"NIP-43 membership of {community.host}: its signed member list and "
-        "role definitions, invites, join and leave requests.",
+    document = {
+        "name": (profile and profile.name) or community.host,
+        "description": profile and profile.description,
+        "icon": profile and profile.icon,
+        # Clients of the Jumble family read the relay key from pubkey, NIP-43 from self.
+        "pubkey": state.config.key.pubkey,
         "self": state.config.key.pubkey,
+        "contact": state.config.contact,
         "supported_nips": SUPPORTED_NIPS,
         "software": "buzz-membership",
         "version": VERSION,
@@ -261,6 +293,7 @@ def information_document(
             "restricted_writes": True,
         },
     }
+    return {name: value for name, value in document.items() if value is not None}
 
 
 async def manage(request: web.Request) -> web.Response:
@@ -325,6 +358,8 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         request_host=request.host,
         invite_role=state.config.invite_role,
         invite_window=state.invite_window,
+        address=address,
+        failed_claims=state.failed_claims,
         observer=state.metrics,
     )
     outbox: asyncio.Queue[str] = asyncio.Queue()

@@ -3,6 +3,10 @@ run every write path of SPEC section 3 against a few communities for a bounded t
 archive, unarchive, delete (and re-creation) and key rotation, while a separate connection
 LISTENs to buzz_membership.
 
+Bans and join requests (SPEC section 3, amended 2026-12-02) mix in too: bans and unbans of
+pooled pubkeys (their ban lock against every join), join policies changing, requests, and
+approvals and rejections of pending ones.
+
 The role paths of SPEC section 6 mix in: define_role (a small pool of role ids shared by all
 sessions, base roles included, with labels and the other fields changing), delete_role,
 assign_role and unassign_role of pooled pubkeys, and a transaction that defines a role, gives
@@ -441,6 +445,36 @@ def define_assign_add(s: Session) -> Any:
     return s.write(together)
 
 
+def ban(s: Session) -> Any:
+    cid, pk = s.cid(s.slot()), shared_pubkey(s)
+    return s.write(lambda tx: tx.ban_pubkey(cid, pk, "stress", "stress"))
+
+
+def unban(s: Session) -> Any:
+    cid, pk = s.cid(s.slot()), shared_pubkey(s)
+    return s.write(lambda tx: tx.unban_pubkey(cid, pk))
+
+
+def set_join_policy(s: Session) -> Any:
+    cid, policy = s.cid(s.slot()), s.rng.choice(["invite", "request", "open"])
+    return s.write(lambda tx: tx.set_join_policy(cid, policy))
+
+
+def request_membership(s: Session) -> Any:
+    cid, pk = s.cid(s.slot()), shared_pubkey(s)
+    return s.write(lambda tx: tx.request_membership(cid, pk, new_pubkey(), "stress"))
+
+
+def decide_join_request(s: Session) -> Any:
+    """Approve or reject a pending request (as read a moment ago), or one that never was."""
+    cid = s.cid(s.slot())
+    pending = [r.request_id for r in s.m.join_requests(cid)]
+    request_id = s.rng.choice(pending) if pending and s.rng.random() < 0.9 else new_pubkey()
+    if s.rng.random() < 0.7:
+        return s.write(lambda tx: tx.approve_join_request(cid, request_id, "stress"))
+    return s.write(lambda tx: tx.reject_join_request(cid, request_id))
+
+
 PATHS: dict[str, tuple[Callable[[Session], Any], float]] = {
     "add_relay_member": (add_member, 8),
     "add_relay_members (shared)": (add_members_shared, 4),
@@ -468,6 +502,11 @@ PATHS: dict[str, tuple[Callable[[Session], Any], float]] = {
     "assign_role": (assign_role, 6),
     "unassign_role": (unassign_role, 3),
     "define+assign+add in one tx": (define_assign_add, 1.5),
+    "ban_pubkey": (ban, 2),
+    "unban_pubkey": (unban, 2),
+    "set_join_policy": (set_join_policy, 1),
+    "request_membership": (request_membership, 3),
+    "approve or reject a join request": (decide_join_request, 3),
 }
 if CITUS:  # refused there with 0A000 (docs/scale-out.md), which test_citus.py shows
     del PATHS["two communities in one tx"]

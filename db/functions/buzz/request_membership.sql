@@ -44,9 +44,11 @@ BEGIN
     END IF;
 
     -- Expire what is past its time: the rows of this community only, oldest first by index.
+    -- The 30 days bound pending requests only: a rejection is kept its full 24 hours even
+    -- when the request it answered was made nearly 30 days ago.
     DELETE FROM buzz_private.join_requests r
     WHERE r.community_id = p_community
-      AND (r.requested_at < v_now - interval '30 days'
+      AND ((r.rejected_at IS NULL AND r.requested_at < v_now - interval '30 days')
            OR r.rejected_at < v_now - interval '24 hours');
     SELECT r.rejected_at INTO v_rejected_at
     FROM buzz_private.join_requests r

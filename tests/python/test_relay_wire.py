@@ -115,9 +115,44 @@ def test_nip11_document_with_cors(relay: Relay):
     assert headers["Content-Type"].startswith("application/nostr+json")
     assert headers["Access-Control-Allow-Origin"] == "*"
     doc = json.loads(body)
-    assert doc["self"] == relay.key.pubkey
+    assert doc["self"] == doc["pubkey"] == relay.key.pubkey
     assert {1, 11, 42, 43, 70, 86} <= set(doc["supported_nips"])
     assert doc["limitation"]["auth_required"] is False
+    # No profile yet: the host names it, and nothing unset is sent.
+    assert doc["name"] == relay.host
+    assert not {"description", "icon", "contact"} & set(doc)
+
+
+def test_nip11_names_the_community_by_its_profile_and_contact(start_relay, mem: Membership):
+    host = new_host()
+    cid = mem.create_community(host, new_pubkey()).details["community_id"]
+    mem.set_community_profile(cid, "name", "Tuesday Hackers")
+    mem.set_community_profile(cid, "description", "We meet on Tuesdays.\nBring a laptop.")
+    mem.set_community_profile(cid, "icon", "https://example.org/icon.png")
+    relay = start_relay("--community", str(cid), "--contact", "mailto:ops@example.org")
+
+    def document() -> dict[str, Any]:
+        status, body, headers = relay.get("/", {"Accept": "application/nostr+json"})
+        assert status == 200 and headers["Access-Control-Allow-Origin"] == "*"
+        return json.loads(body)
+
+    doc = document()
+    assert doc["name"] == "Tuesday Hackers"
+    assert doc["description"] == "We meet on Tuesdays.\nBring a laptop."
+    assert doc["icon"] == "https://example.org/icon.png"
+    assert doc["contact"] == "mailto:ops@example.org"
+    assert doc["pubkey"] == doc["self"]
+    # A change shows at the next request; a cleared field is left out.
+    mem.set_community_profile(cid, "name", None)
+    mem.set_community_profile(cid, "icon", None)
+    doc = document()
+    assert doc["name"] == host and "icon" not in doc
+    assert doc["description"] == "We meet on Tuesdays.\nBring a laptop."
+
+
+def test_a_contact_is_printable(start_relay):
+    with pytest.raises(AssertionError, match=r"exited 2:[\s\S]*'--contact'"):
+        start_relay("--contact", "mailto:a@example.org\x1b[31m")
 
 
 def test_metrics_and_healthz(relay: Relay):
@@ -238,6 +273,131 @@ def test_connections_per_address_are_bounded(start_relay, mem: Membership):
             await connect(http, relay.url)  # a place was freed
 
     asyncio.run(main())
+
+
+# ------------------------------------------------------------------ joins without a claim, bans, leave
+
+
+CLOSED = "restricted: this community requires a claim to join."
+PENDING = "restricted: your request to join is pending approval."
+BANNED = "blocked: you are banned from this community."
+DUPLICATE = "duplicate: you are already a member of this relay."
+
+
+async def _answer(sock: Socket, event: dict[str, Any]) -> tuple[bool, str]:
+    await sock.send("EVENT", event)
+    verb, event_id, accepted, reason = await sock.recv()
+    assert (verb, event_id) == ("OK", event["id"])
+    return accepted, reason
+
+
+def test_claimless_joins_follow_the_join_policy(relay: Relay, reader: Membership):
+    cid, mem = relay.community_id, relay.mem
+    asker, newcomer, banned = Person.new(), Person.new(), Person.new()
+    mem.ban_pubkey(cid, banned.pubkey, "spam")
+    code = mem.create_relay_invite(cid, relay.admin.pubkey).code
+
+    async def main() -> dict[str, Any]:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            got: dict[str, Any] = {}
+            got["invite"] = await _answer(sock, signed(asker.secret, 28934, [], "hi"))
+            got["invite_requests"] = reader.join_requests(cid)
+            mem.set_join_policy(cid, "request")
+            first = signed(asker.secret, 28934, [], "I run the Tuesday meetup")
+            got["request"] = [
+                await _answer(sock, first),
+                await _answer(sock, signed(asker.secret, 28934, [["claim", ""]])),
+            ]
+            got["first_id"] = first["id"]
+            got["pending"] = reader.join_requests(cid)
+            got["after_request"] = members_of(reader, cid)
+            mem.set_join_policy(cid, "open")
+            got["open"] = [
+                await _answer(sock, signed(newcomer.secret, 28934, [["claim", ""]])),
+                await _answer(sock, signed(newcomer.secret, 28934, [])),
+                await _answer(sock, signed(relay.member.secret, 28934, [])),
+            ]
+            got["banned"] = [
+                await _answer(sock, signed(banned.secret, 28934, [["claim", code]])),
+                await _answer(sock, signed(banned.secret, 28934, [])),
+            ]
+            return got
+
+    got = asyncio.run(main())
+    assert got["invite"] == (False, CLOSED) and got["invite_requests"] == []
+    assert got["request"] == [(False, PENDING), (False, PENDING)]
+    [pending] = got["pending"]
+    assert (pending.request_id, pending.pubkey, pending.note) == (
+        got["first_id"], asker.pubkey, "I run the Tuesday meetup"
+    )
+    assert asker.pubkey not in got["after_request"]
+    assert got["open"] == [
+        (True, f"info: welcome to {relay.host}!"), (True, DUPLICATE), (True, DUPLICATE)
+    ]
+    assert got["banned"] == [(False, BANNED), (False, BANNED)]
+    members = members_of(reader, cid)
+    assert members[newcomer.pubkey] == "member"
+    assert asker.pubkey not in members and banned.pubkey not in members
+    assert [r.pubkey for r in reader.join_requests(cid)] == [asker.pubkey]
+    assert [i.use_count for i in mem.relay_invites(cid)] == [0]
+    assert reader.member_list_drift(cid) == []
+    metrics = relay.process.get("/metrics")[1]
+    assert 'buzz_relay_writes_total{kind="request_membership",outcome="requested"} 1.0' in metrics
+    assert 'buzz_relay_writes_total{kind="join",outcome="banned"} 1.0' in metrics
+
+
+def test_a_leave_without_the_dash_needs_its_authed_author(relay: Relay, reader: Membership):
+    member = relay.member
+
+    async def main() -> list[Any]:
+        async with aiohttp.ClientSession() as http:
+            sock, challenge = await connect(http, relay.url)
+            leave = signed(member.secret, 28936, [])
+            answers = [await _answer(sock, leave)]
+            await sock.send("AUTH", auth_event(relay.admin.secret, challenge, relay.url))
+            assert (await sock.recv())[2] is True
+            answers.append(await _answer(sock, signed(member.secret, 28936, [])))
+            answers.append(members_of(reader, relay.community_id).get(member.pubkey))
+            other, challenge = await connect(http, relay.url)
+            await other.send("AUTH", auth_event(member.secret, challenge, relay.url))
+            assert (await other.recv())[2] is True
+            answers.append(await _answer(other, leave))
+            return answers
+
+    not_authed, as_admin, still, accepted = asyncio.run(main())
+    assert not not_authed[0] and not_authed[1].startswith("auth-required:")
+    assert not as_admin[0] and as_admin[1].startswith("auth-required:")
+    assert still == "member"
+    assert accepted == (True, "")
+    assert member.pubkey not in members_of(reader, relay.community_id)
+    assert reader.member_list_drift(relay.community_id) == []
+
+
+def test_failed_claims_from_one_address_are_limited(start_relay, mem: Membership, reader):
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    right = mem.create_relay_invite(cid, owner.pubkey, max_uses=None).code
+    relay = start_relay("--community", str(cid), "--max-failed-claims", "3")
+    late = Person.new()
+
+    async def main() -> tuple[list[tuple[bool, str]], tuple[bool, str]]:
+        async with aiohttp.ClientSession() as http:
+            failed = []
+            for _ in range(3):  # three people, three connections, one address
+                sock, _ = await connect(http, relay.url)
+                failed.append(await _answer(sock, signed(Person.new().secret, 28934, [["claim", "ab" * 16]])))
+            sock, _ = await connect(http, relay.url)
+            return failed, await _answer(sock, signed(late.secret, 28934, [["claim", right]]))
+
+    failed, limited = asyncio.run(main())
+    assert failed == [(False, "restricted: that invite code is invalid.")] * 3
+    assert limited == (False, "rate-limited: too many failed claims; try again later.")
+    assert set(members_of(reader, cid)) == {owner.pubkey}
+    assert [i.use_count for i in mem.relay_invites(cid)] == [0]
+    metrics = relay.get("/metrics")[1]
+    assert 'buzz_relay_requests_total{kind="join",outcome="rate_limited"} 1.0' in metrics
+    assert 'buzz_relay_writes_total{kind="join",outcome="invalid"} 3.0' in metrics
 
 
 # ------------------------------------------------------------------ races and faults

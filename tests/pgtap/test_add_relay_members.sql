@@ -1,13 +1,14 @@
 -- buzz.add_relay_members(p_community uuid, p_pubkeys text[], p_role text DEFAULT 'member',
 --                        p_added_by text DEFAULT NULL) -> integer
 -- The batch add: rows added, skipped members and repeats, one list for the batch, the members
--- and the live list after each call, argument errors (BZIPK by position, 54000, BZIRL, 22023,
--- BZNCM, BZARC) and who may call it. BZISO is covered by pytest: this suite runs in one READ
--- COMMITTED transaction, whose isolation level can no longer change once the fixtures ran.
+-- and the live list after each call, banned pubkeys skipped (the ban kept), argument errors
+-- (BZIPK by position, 54000, BZIRL, 22023, BZNCM, BZARC) and who may call it. BZISO is covered
+-- by pytest: this suite runs in one READ COMMITTED transaction, whose isolation level can no
+-- longer change once the fixtures ran.
 BEGIN;
 \ir lib/fixtures.sql
 
-SELECT plan(43);
+SELECT plan(51);
 
 SELECT function_returns('buzz', 'add_relay_members', ARRAY['uuid', 'text[]', 'text', 'text'],
                         'integer', 'add_relay_members returns integer');
@@ -68,6 +69,20 @@ SELECT is(buzz.add_relay_members(:'c', ARRAY[pg_temp.pk(1), upper(pg_temp.pk(4))
           'a batch of members only adds none');
 SELECT is(buzz.add_relay_members(:'c', '{}'::text[]), 0, 'an empty batch adds none');
 SELECT ok(NOT pg_temp.marked(), '... and neither owes a list');
+
+-- banned pubkeys are skipped: a batch is no explicit add of each
+SELECT is(buzz.ban_pubkey(:'c', pg_temp.pk(10), 'spam'), 'banned', 'a stranger banned');
+SELECT is(buzz.add_relay_members(:'c', ARRAY[upper(pg_temp.pk(10)), pg_temp.pk(11)]), 1,
+          'a batch naming the banned pubkey (in uppercase) and a newcomer adds one');
+SELECT ok(NOT EXISTS (SELECT FROM buzz.relay_members(:'c') m WHERE m.pubkey = pg_temp.pk(10)),
+          '... the banned pubkey did not join');
+SELECT results_eq(format('SELECT b.pubkey, b.reason FROM buzz.banned_pubkeys(%L) b', :'c'),
+                  format($$VALUES (%L, 'spam')$$, pg_temp.pk(10)), '... and is still banned');
+SELECT pg_temp.events_are($$VALUES (13534, NULL::text), (8000, pg_temp.pk(11))$$,
+                          '... one list and an 8000 for the newcomer only');
+SELECT is(pg_temp.flush(), 2, '... published');
+SELECT is(buzz.add_relay_members(:'c', ARRAY[pg_temp.pk(10)]), 0, 'a batch of the banned pubkey alone adds none');
+SELECT ok(NOT pg_temp.marked(), '... and owes no list');
 
 -- argument errors
 SELECT throws_ok(format('SELECT buzz.add_relay_members(%L, NULL)', :'c'),

@@ -1,13 +1,13 @@
 -- buzz.backfill_from_allowlist(p_community uuid) -> integer
 -- Copies the allowlist into members (role member) only while the owner is the one member;
 -- the count, the members, the events (one list, an 8000 each) and the live list after it; 0
--- owes nothing; errors (BZNCM, BZARC) and who may call it. BZISO is covered by pytest: this
--- suite runs in one READ COMMITTED transaction, whose isolation level can no longer change
--- once the fixtures have run.
+-- owes nothing; banned pubkeys skipped; errors (BZNCM, BZARC) and who may call it. BZISO is
+-- covered by pytest: this suite runs in one READ COMMITTED transaction, whose isolation level
+-- can no longer change once the fixtures have run.
 BEGIN;
 \ir lib/fixtures.sql
 
-SELECT plan(35);
+SELECT plan(44);
 
 SELECT function_returns('buzz', 'backfill_from_allowlist', ARRAY['uuid'],
                         'integer', 'backfill_from_allowlist returns integer');
@@ -80,6 +80,25 @@ SELECT pg_temp.events_are($$VALUES (13534, NULL::text), (8000, pg_temp.pk(6))$$,
                           '... one list and an 8000');
 SELECT is(pg_temp.flush(), 2, '... published');
 SELECT pg_temp.list_is_members(:'empty', '... the live list names it');
+
+-- banned pubkeys are skipped
+SELECT pg_temp.community('banned.example.org') AS banned \gset
+SELECT buzz.allowlist_add(:'banned', pg_temp.pk(9)) AS setup_12 \gset
+SELECT buzz.allowlist_add(:'banned', pg_temp.pk(10)) AS setup_13 \gset
+SELECT is(buzz.ban_pubkey(:'banned', pg_temp.pk(9), 'spam'), 'banned', 'an allowlisted pubkey banned');
+SELECT is(buzz.backfill_from_allowlist(:'banned'), 1, 'the backfill adds the other one');
+SELECT pg_temp.members_are(:'banned', $$VALUES (pg_temp.pk(0), 'owner'), (pg_temp.pk(10), 'member')$$,
+                           '... the banned pubkey did not join');
+SELECT is((SELECT count(*) FROM buzz.banned_pubkeys(:'banned') b WHERE b.pubkey = pg_temp.pk(9)), 1::bigint,
+          '... and is still banned');
+SELECT pg_temp.events_are($$VALUES (13534, NULL::text), (8000, pg_temp.pk(10))$$,
+                          '... one list and an 8000 for the other only');
+SELECT is(pg_temp.flush(), 2, '... published');
+SELECT pg_temp.community('all-banned.example.org') AS all_banned \gset
+SELECT buzz.allowlist_add(:'all_banned', pg_temp.pk(9)) AS setup_14 \gset
+SELECT is(buzz.ban_pubkey(:'all_banned', pg_temp.pk(9)), 'banned', 'an allowlist whose one pubkey is banned');
+SELECT is(buzz.backfill_from_allowlist(:'all_banned'), 0, '... backfills nobody');
+SELECT ok(NOT pg_temp.marked(), '... and owes no list');
 
 -- errors
 SELECT throws_ok('SELECT buzz.backfill_from_allowlist(NULL)',

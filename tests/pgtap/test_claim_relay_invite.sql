@@ -1,8 +1,9 @@
 -- buzz.claim_relay_invite(p_community uuid, p_code text, p_pubkey text,
 --                         p_policy_version text DEFAULT NULL)
 --   -> TABLE(outcome text, use_count integer, uses_remaining integer)
--- Outcomes joined / already_member / expired / exhausted / invalid, checked in that order
--- (invalid, expired, already_member, exhausted), the use_count and uses_remaining each
+-- Outcomes joined / already_member / banned / expired / exhausted / invalid, checked in the
+-- order invalid, banned, expired, already_member, exhausted (banned consuming no use and
+-- recording no acceptance), the use_count and uses_remaining each
 -- reports (NULL uses_remaining when unlimited, both NULL for invalid), what a claim consumes,
 -- the member and list it writes, the policy acceptance, argument errors (BZIPK, 22023, BZNCM),
 -- BZARC, and who may call it.
@@ -32,7 +33,7 @@ RETURN (SELECT coalesce(array_agg(a.policy_version ORDER BY a.policy_version), '
         FROM buzz_private.policy_acceptances a
         WHERE a.community_id = p_community AND a.pubkey = p_pubkey);
 
-SELECT plan(52);
+SELECT plan(66);
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -115,6 +116,32 @@ SELECT pg_temp.claim_is(:'c', :'once', pg_temp.pk(9), $$VALUES ('expired', 1, 0)
                         'an expired, used code: expired comes before exhausted');
 SELECT is(pg_temp.use_count(:'unl_id'), 2, '... nothing consumed');
 SELECT ok(NOT pg_temp.marked(), '... no list owed');
+
+-- banned, checked after invalid and before expired, already_member and exhausted; consumes
+-- nothing and records no acceptance
+SELECT invite_id AS live_id, code AS live FROM buzz.create_relay_invite(:'c', pg_temp.pk(0), 3) \gset
+SELECT is(buzz.ban_pubkey(:'c', pg_temp.pk(12), 'spam'), 'banned', 'a stranger banned');
+SELECT pg_temp.claim_is(:'c', repeat('0', 32), pg_temp.pk(12), $$VALUES ('invalid', NULL::integer, NULL::integer)$$,
+                        'a banned pubkey, an unknown code: invalid comes before banned');
+SELECT pg_temp.claim_is(:'c', :'live', upper(pg_temp.pk(12)), $$VALUES ('banned', 0, 3)$$,
+                        'a banned pubkey (in uppercase), a live code: banned, the invite as it was', 'v1');
+SELECT is(pg_temp.use_count(:'live_id'), 0, '... no use consumed');
+SELECT ok(NOT pg_temp.is_member(:'c', pg_temp.pk(12)), '... nobody joined');
+SELECT is(pg_temp.accepted(:'c', pg_temp.pk(12)), '{}'::text[], '... and nothing accepted');
+SELECT pg_temp.claim_is(:'c', :'unl', pg_temp.pk(12), $$VALUES ('banned', 2, NULL::integer)$$,
+                        'an expired code: banned comes before expired');
+SELECT pg_temp.claim_is(:'c', :'twice', pg_temp.pk(12), $$VALUES ('banned', 2, 0)$$,
+                        'a used-up code: banned comes before exhausted');
+-- A member who is banned only by direct SQL (bootstrap and transfer ignore bans).
+INSERT INTO buzz_private.banned_pubkeys (community_id, pubkey) VALUES (:'c', pg_temp.pk(6));
+SELECT pg_temp.claim_is(:'c', :'live', pg_temp.pk(6), $$VALUES ('banned', 0, 3)$$,
+                        'a banned member: banned comes before already_member', 'v9');
+SELECT is(pg_temp.accepted(:'c', pg_temp.pk(6)), '{}'::text[], '... and records no acceptance');
+DELETE FROM buzz_private.banned_pubkeys WHERE community_id = :'c' AND pubkey = pg_temp.pk(6);
+SELECT ok(NOT pg_temp.marked(), '... no list owed');
+SELECT is(buzz.unban_pubkey(:'c', pg_temp.pk(12)), 'unbanned', 'the stranger unbanned');
+SELECT pg_temp.claim_is(:'c', :'live', pg_temp.pk(12), $$VALUES ('joined', 1, 2)$$, '... may claim: joined');
+SELECT is(pg_temp.flush(), 2, '... published');
 
 -- Argument errors, before any outcome
 SELECT throws_ok(format('SELECT * FROM buzz.claim_relay_invite(%L, %L, NULL)', :'c', :'twice'),

@@ -1,7 +1,8 @@
 -- buzz.claim_relay_membership(p_community uuid, p_pubkey text,
 --                             p_policy_version text DEFAULT NULL) -> text
--- Outcomes joined / already_member, the policy acceptance recorded in both, the members and
--- the live list after each, argument errors (BZIPK, 22023, BZNCM, BZARC) and who may call it.
+-- Outcomes joined / already_member / banned (before already_member, recording nothing), the
+-- policy acceptance recorded in the first two, the members and the live list after each,
+-- argument errors (BZIPK, 22023, BZNCM, BZARC) and who may call it.
 -- BZISO is covered by pytest: this suite runs in one READ COMMITTED transaction, whose
 -- isolation level can no longer change once the fixtures have run.
 BEGIN;
@@ -14,7 +15,7 @@ RETURN (SELECT coalesce(array_agg(a.policy_version ORDER BY a.policy_version), '
         FROM buzz_private.policy_acceptances a
         WHERE a.community_id = p_community AND a.pubkey = p_pubkey);
 
-SELECT plan(45);
+SELECT plan(55);
 
 SELECT function_returns('buzz', 'claim_relay_membership', ARRAY['uuid', 'text', 'text'],
                         'text', 'claim_relay_membership returns text');
@@ -74,6 +75,24 @@ SELECT pg_temp.members_are(:'c',
 SELECT is(pg_temp.accepted(:'c', pg_temp.pk(3)), ARRAY[repeat('v', 64)],
           'a policy version of 64 characters is recorded');
 SELECT ok(NOT pg_temp.marked(), 'already_member owes no list, acceptance or not');
+
+-- banned: no member, no acceptance, no list
+SELECT is(buzz.ban_pubkey(:'c', pg_temp.pk(7), 'spam'), 'banned', 'a stranger banned');
+SELECT is(buzz.claim_relay_membership(:'c', upper(pg_temp.pk(7)), 'v1'), 'banned',
+          'the banned pubkey (in uppercase) claims: banned');
+SELECT ok(NOT EXISTS (SELECT FROM buzz.relay_members(:'c') m WHERE m.pubkey = pg_temp.pk(7)),
+          '... and did not join');
+SELECT is(pg_temp.accepted(:'c', pg_temp.pk(7)), '{}'::text[], '... no acceptance is recorded');
+-- A member who is banned only by direct SQL (bootstrap and transfer ignore bans).
+INSERT INTO buzz_private.banned_pubkeys (community_id, pubkey) VALUES (:'c', pg_temp.pk(1));
+SELECT is(buzz.claim_relay_membership(:'c', pg_temp.pk(1), 'v3'), 'banned',
+          'a banned member claims: banned comes before already_member');
+SELECT is(pg_temp.accepted(:'c', pg_temp.pk(1)), '{}'::text[], '... no acceptance is recorded');
+DELETE FROM buzz_private.banned_pubkeys WHERE community_id = :'c' AND pubkey = pg_temp.pk(1);
+SELECT ok(NOT pg_temp.marked(), '... no list owed');
+SELECT is(buzz.unban_pubkey(:'c', pg_temp.pk(7)), 'unbanned', 'the stranger unbanned');
+SELECT is(buzz.claim_relay_membership(:'c', pg_temp.pk(7)), 'joined', '... claims: joined');
+SELECT is(pg_temp.flush(), 2, '... published');
 
 -- argument errors, also where the call would otherwise answer already_member
 SELECT throws_ok(format('SELECT buzz.claim_relay_membership(%L, NULL)', :'c'),

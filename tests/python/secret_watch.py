@@ -16,9 +16,9 @@ run, whichever tests are selected:
    says so. Concurrent runs on one cluster share the setting: the last one to finish restores it.
 3. Tables. Each database made by conftest's ``db_url`` is scanned, every row of every table
    (all columns, as COPY text), just before it is dropped.
-4. Exceptions. The text of every BuzzError, InvalidKey, RefusedToSign and psycopg error made
-   in this process (message, and for psycopg errors detail, hint, context and internal query),
-   whether or not a test caught it, and of every failed test report.
+4. Exceptions. The text of every BuzzError, InvalidKey, Nip44Error, RefusedToSign and psycopg
+   error made in this process (message, and for psycopg errors detail, hint, context and
+   internal query), whether or not a test caught it, and of every failed test report.
 
 Scans do not search for each secret separately: they pull every run of 64 or more hex
 digits (each 64-character window of it) and every ``nsec1`` + 58 bech32 characters out of the
@@ -157,6 +157,7 @@ def _install_in_process_hooks() -> None:
 
     from buzz_signer.errors import BuzzError
     from buzz_signer.keys import InvalidKey, RelayKey
+    from buzz_signer.nip44 import Nip44Error
     from buzz_signer.signer import RefusedToSign
 
     real_init = RelayKey.__init__
@@ -176,7 +177,7 @@ def _install_in_process_hooks() -> None:
 
     _patch(RelayKey, "__init__", recording_init)
 
-    for cls in (BuzzError, InvalidKey, RefusedToSign, psycopg.Error):
+    for cls in (BuzzError, InvalidKey, Nip44Error, RefusedToSign, psycopg.Error):
         own = cls.__dict__.get("__init__")
         _watch.patched.append((cls, "__init__", own))  # None: inherited, delete to restore
         cls.__init__ = _checking_init(own or cls.__init__)

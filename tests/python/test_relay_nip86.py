@@ -1,5 +1,6 @@
 """NIP-86 relay management over HTTP, with NIP-98 headers made by nostr-tools: the methods
-of SPEC section 7 (members, claims, and the roles of SPEC section 6).
+of SPEC section 7 (members, bans, the profile, join requests, claims, and the roles of SPEC
+section 6).
 
 A running buzz-relay (``relay`` fixture: one community, its owner, an admin and a member) is
 sent requests by tests/node/nip86_client.mjs: a Node script that builds each NIP-98
@@ -9,11 +10,15 @@ sent requests by tests/node/nip86_client.mjs: a Node script that builds each NIP
 (no header, a changed signature, another kind, ``u``, ``method`` or ``payload``, a stale
 ``created_at``, the same header twice). The assertions are on the HTTP answers and, through
 SQL, on what the database holds: a refused request changes nothing, and an accepted change of
-members commits with its signed list (no drift).
+members commits with its signed list (no drift). Claims are used as clients use them, over the
+websocket (aiohttp's client), and no claim code may be found in any table, in the relay's log
+or in its /metrics.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -21,15 +26,22 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-import uuid
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+import psycopg
 import pytest
+from psycopg import sql
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import assert_live_list, members_of, state, verify_both
+from relay_client import signed
 from relay_fixtures import Person
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+from buzz_signer.nip19 import encode_npub
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
@@ -37,14 +49,27 @@ NODE_DIR = Path(__file__).resolve().parents[1] / "node"
 SCRIPT = NODE_DIR / "nip86_client.mjs"
 RUN_TIMEOUT = 30.0
 
+# What supportedmethods answers the owner and admins: every method but itself (NIP-86: "the
+# other supported methods").
 METHODS = [
-    "supportedmethods",
     "allowpubkey",
+    "unallowpubkey",
     "disallowpubkey",
     "listallowedpubkeys",
-    "listclaims",
+    "banpubkey",
+    "unbanpubkey",
+    "listbannedpubkeys",
+    "changerelayname",
+    "changerelaydescription",
+    "changerelayicon",
+    "setjoinpolicy",
     "createclaim",
+    "listclaims",
     "deleteclaim",
+    "listinvites",
+    "listeventsneedingmoderation",
+    "allowevent",
+    "banevent",
     "createrole",
     "editrole",
     "deleterole",
@@ -202,6 +227,58 @@ def signer(relay: Any, who: str) -> Person:
 BY = pytest.mark.parametrize("who", ["owner", "admin"])
 
 
+def welcome(relay: Any) -> str:
+    return f"info: welcome to {relay.host}!"
+
+
+def join_over_websocket(relay: Any, person: Person, tags: list[list[str]], content: str = ""):
+    """(accepted, message) of the OK to a kind 28934 sent by `person` on a new connection."""
+
+    async def main() -> tuple[bool, str]:
+        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
+            assert (await ws.receive_json(timeout=10))[0] == "AUTH"
+            event = signed(person.secret, 28934, tags, content)
+            await ws.send_str(json.dumps(["EVENT", event]))
+            verb, event_id, accepted, message = await ws.receive_json(timeout=10)
+            assert (verb, event_id) == ("OK", event["id"])
+            return accepted, message
+
+    return asyncio.run(main())
+
+
+def claim_over_websocket(relay: Any, person: Person, code: str) -> tuple[bool, str]:
+    return join_over_websocket(relay, person, [["claim", code]])
+
+
+def no_code_anywhere(relay: Any, *codes: str) -> None:
+    """No claim code in any row of any table of the database (the sealed copy is not the
+    code), in the relay's log output, or in its /metrics."""
+    wanted = [code.lower() for code in codes]
+    with psycopg.connect(relay.db_url, autocommit=True) as conn:
+        tables = conn.execute(
+            """SELECT n.nspname, c.relname FROM pg_class c
+               JOIN pg_namespace n ON n.oid = c.relnamespace
+               WHERE c.relkind IN ('r', 'p', 'm')
+                 AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+                 AND n.nspname !~ '^pg_'"""
+        ).fetchall()
+        assert len(tables) > 10
+        for schema, table in tables:
+            query = sql.SQL("COPY (SELECT * FROM {}.{}) TO STDOUT").format(
+                sql.Identifier(schema), sql.Identifier(table)
+            )
+            with conn.cursor().copy(query) as copy:
+                rows = b"".join(bytes(chunk) for chunk in copy).decode().lower()
+            assert not [c for c in wanted if c in rows], f"a claim code is in {schema}.{table}"
+    for where, text in (
+        ("log", relay.process.log()),
+        ("/metrics", relay.process.get("/metrics")[1]),
+    ):
+        assert not [c for c in wanted if c in text.lower()], (
+            f"a claim code is in the relay's {where}"
+        )
+
+
 # ---------------------------------------------------------------------------- the methods
 
 
@@ -247,9 +324,10 @@ def test_allowpubkey_adds_a_member_with_its_list(relay, node_client, who):
 
 
 @BY
-def test_disallowpubkey_removes_a_member_with_its_list(relay, node_client, who):
+@pytest.mark.parametrize("method", ["unallowpubkey", "disallowpubkey"])
+def test_unallowpubkey_removes_a_member_with_its_list(relay, node_client, who, method):
     before = relay.mem.member_list(relay.community_id)
-    result = call(node_client, relay, signer(relay, who), "disallowpubkey", relay.member.pubkey)
+    result = call(node_client, relay, signer(relay, who), method, relay.member.pubkey)
     assert result is True
     expected = initial(relay)
     del expected[relay.member.pubkey]
@@ -268,14 +346,11 @@ def test_disallowpubkey_removes_a_member_with_its_list(relay, node_client, who):
     # Not a member (any more, or never): true, nothing changes.
     unchanged = everything(relay)
     for pubkey in (relay.member.pubkey, Person.new().pubkey):
-        assert call(node_client, relay, signer(relay, who), "disallowpubkey", pubkey, "x") is True
+        assert call(node_client, relay, signer(relay, who), method, pubkey, "x") is True
     assert everything(relay) == unchanged
 
     # The owner: 400, nothing changes.
-    (answer,) = send(
-        node_client,
-        rpc(relay, signer(relay, who), "disallowpubkey", relay.owner.pubkey),
-    )
+    (answer,) = send(node_client, rpc(relay, signer(relay, who), method, relay.owner.pubkey))
     refused(answer, 400)
     assert everything(relay) == unchanged
     live(relay, expected)
@@ -303,84 +378,297 @@ def test_listallowedpubkeys(relay, node_client, who):
     assert result == [{"pubkey": pk, "reason": members[pk]} for pk in sorted(members)]
 
 
+def bans(relay: Any) -> list[tuple[str, str | None, str | None]]:
+    return [(b.pubkey, b.reason, b.banned_by) for b in relay.mem.banned_pubkeys(relay.community_id)]
+
+
 @BY
-def test_claims_create_list_use_delete(relay, node_client, who):
-    actor = signer(relay, who)
-    t0 = int(time.time())
-    made = call(node_client, relay, actor, "createclaim", 3, 3600)
-    assert set(made) == {"id", "claim", "expires_at"}, made
-    assert isinstance(made["claim"], str) and len(made["claim"]) >= 16
-    assert isinstance(made["expires_at"], int)
-    assert t0 + 3600 - 5 <= made["expires_at"] <= int(time.time()) + 3600 + 5
-    unlimited = call(node_client, relay, actor, "createclaim", None, 60)
-    assert unlimited["claim"] != made["claim"]
-
-    (first, second) = invites(relay)
-    assert str(first["invite_id"]) == made["id"] and str(second["invite_id"]) == unlimited["id"]
-    assert (first["max_uses"], first["use_count"]) == (3, 0)
-    assert (second["max_uses"], second["use_count"]) == (None, 0)
-    assert int(first["expires_at"].timestamp()) == made["expires_at"]
-    assert first["created_by"] == second["created_by"] == actor.pubkey
-
-    listed = call(node_client, relay, actor, "listclaims")
-    assert listed == [  # oldest first
-        {
-            "id": str(row["invite_id"]),
-            "created_by": row["created_by"],
-            "created_at": int(row["created_at"].timestamp()),
-            "expires_at": int(row["expires_at"].timestamp()),
-            "max_uses": row["max_uses"],
-            "use_count": row["use_count"],
-        }
-        for row in (first, second)
+def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, node_client, who):
+    actor, member = signer(relay, who), relay.member.pubkey
+    invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
+    assert call(node_client, relay, actor, "banpubkey", member, "spam") is True
+    expected = initial(relay)
+    del expected[member]
+    live(relay, expected)  # removed, with its 8001 and list
+    after = relay.mem.member_list(relay.community_id)
+    removed = [
+        ev
+        for ev in relay.mem.membership_events(relay.community_id)
+        if ev["created_at"] == after["created_at"]
     ]
-    assert all(isinstance(c["created_at"], int) for c in listed)
-    assert made["claim"] not in json.dumps(listed)  # never the codes
+    assert [(ev["kind"], ev["tags"]) for ev in removed] == [(8001, [["-"], ["p", member]])]
+    assert bans(relay) == [(member, "spam", actor.pubkey)]
+    assert call(node_client, relay, actor, "listbannedpubkeys") == [
+        {"pubkey": member, "reason": "spam"}
+    ]
+    # Banned: no way back by itself (the invite's one use is not spent).
+    refusal = (False, "blocked: you are banned from this community.")
+    assert claim_over_websocket(relay, relay.member, invite.code) == refusal
+    # Again: true, nothing changes.
+    unchanged = everything(relay)
+    assert call(node_client, relay, actor, "banpubkey", member, "still spam") is True
+    assert everything(relay) == unchanged and bans(relay) == [(member, "spam", actor.pubkey)]
+    # The owner: 400, nothing changes.
+    (answer,) = send(node_client, rpc(relay, actor, "banpubkey", relay.owner.pubkey, "coup"))
+    assert "owner cannot be banned" in refused(answer, 400)
+    assert everything(relay) == unchanged and len(bans(relay)) == 1
 
-    # The code is an invite: a newcomer joins with it.
+    # Unbanned: not a member, but may come back.
+    assert call(node_client, relay, actor, "unbanpubkey", member, "forgiven") is True
+    assert bans(relay) == [] and everything(relay) == unchanged
+    assert call(node_client, relay, actor, "unbanpubkey", member) is True  # not banned: true
+    assert claim_over_websocket(relay, relay.member, invite.code) == (True, welcome(relay))
+    live(relay, initial(relay))
+
+    # allowpubkey lifts a ban and adds.
+    stranger = Person.new()
+    assert call(node_client, relay, actor, "banpubkey", stranger.pubkey) is True
+    assert call(node_client, relay, actor, "listbannedpubkeys") == [
+        {"pubkey": stranger.pubkey, "reason": None}
+    ]
+    assert call(node_client, relay, actor, "allowpubkey", stranger.pubkey) is True
+    assert bans(relay) == []
+    live(relay, initial(relay) | {stranger.pubkey: "member"})
+
+
+def information(relay: Any) -> dict[str, Any]:
+    status, body, _ = relay.process.get("/", {"Accept": "application/nostr+json"})
+    assert status == 200
+    return json.loads(body)
+
+
+@BY
+def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
+    actor = signer(relay, who)
+    assert information(relay)["name"] == relay.host  # no name yet
+    assert call(node_client, relay, actor, "changerelayname", "Night Owls") is True
+    assert call(node_client, relay, actor, "changerelaydescription", "Up late.\nAll of us.") is True
+    assert call(node_client, relay, actor, "changerelayicon", "https://example.org/owl.png") is True
+    profile = relay.mem.community_profile(relay.community_id)
+    assert profile == (
+        "Night Owls",
+        "Up late.\nAll of us.",
+        "https://example.org/owl.png",
+        "invite",
+    )
+    document = information(relay)
+    assert (document["name"], document["description"], document["icon"]) == profile[:3]
+    # The same again: true, nothing changes; "" (or null) clears a field.
+    assert call(node_client, relay, actor, "changerelayname", "Night Owls") is True
+    assert call(node_client, relay, actor, "changerelayicon", "") is True
+    assert call(node_client, relay, actor, "changerelaydescription", None) is True
+    assert relay.mem.community_profile(relay.community_id) == ("Night Owls", None, None, "invite")
+    assert "icon" not in information(relay)
+    # The database's refusals in our words: 400, nothing changes.
+    answers = send(
+        node_client,
+        rpc(relay, actor, "changerelayname", "x" * 65),
+        rpc(relay, actor, "changerelayicon", "javascript:alert(1)"),
+    )
+    assert "a name must be 1 to 64 printable characters" in refused(answers[0], 400)
+    assert "https://" in refused(answers[1], 400)
+    assert relay.mem.community_profile(relay.community_id) == ("Night Owls", None, None, "invite")
+
+
+@BY
+def test_join_requests_are_listed_approved_and_rejected(relay, node_client, who):
+    actor = signer(relay, who)
+    cellist, drummer, stranger = Person.new(), Person.new(), Person.new()
+    pending = (False, "restricted: your request to join is pending approval.")
+    closed = (False, "restricted: this community requires a claim to join.")
+    assert join_over_websocket(relay, cellist, []) == closed  # the default policy: invite
+    assert call(node_client, relay, actor, "setjoinpolicy", "request") is True
+    assert relay.mem.community_profile(relay.community_id).join_policy == "request"
+    assert join_over_websocket(relay, cellist, [], "I play the cello") == pending
+    assert join_over_websocket(relay, drummer, [["claim", ""]]) == pending
+    requests = relay.mem.join_requests(relay.community_id)
+    assert [r.pubkey for r in requests] == [cellist.pubkey, drummer.pubkey]
+
+    listed = call(node_client, relay, actor, "listeventsneedingmoderation")
+    assert listed == [
+        {
+            "id": requests[0].request_id,
+            "reason": f"join request from {encode_npub(cellist.pubkey)}: I play the cello",
+        },
+        {
+            "id": requests[1].request_id,
+            "reason": f"join request from {encode_npub(drummer.pubkey)}",
+        },
+    ]
+    assert call(node_client, relay, actor, "allowevent", requests[0].request_id, "welcome") is True
+    (row,) = [m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == cellist.pubkey]
+    assert (row.role, row.added_by) == ("member", actor.pubkey)
+    live(relay, initial(relay) | {cellist.pubkey: "member"})
+    assert call(node_client, relay, actor, "banevent", requests[1].request_id, "not now") is True
+    assert relay.mem.join_requests(relay.community_id) == []
+    assert call(node_client, relay, actor, "listeventsneedingmoderation") == []
+    # Rejected: not a member, and a new ask within the day is refused.
+    assert drummer.pubkey not in members_of(relay.mem, relay.community_id)
+    assert join_over_websocket(relay, drummer, [])[0] is False
+    # Handled requests, and any other event id: 400 (banning other events comes later).
+    unchanged = everything(relay)
+    answers = send(
+        node_client,
+        rpc(relay, actor, "allowevent", requests[0].request_id),
+        rpc(relay, actor, "banevent", requests[1].request_id),
+        rpc(relay, actor, "banevent", relay.mem.member_list(relay.community_id)["id"]),
+    )
+    for answer in answers:
+        assert "not a pending join request" in refused(answer, 400)
+    assert everything(relay) == unchanged
+
+    # Open: whoever asks joins at once.
+    assert call(node_client, relay, actor, "setjoinpolicy", "open") is True
+    assert join_over_websocket(relay, stranger, []) == (True, welcome(relay))
+    live(relay, initial(relay) | {cellist.pubkey: "member", stranger.pubkey: "member"})
+
+
+@BY
+def test_claims_create_list_join_delete(relay, node_client, who):
+    actor = signer(relay, who)
+    shared, flotilla, once = "Shared-Link_1", "7152039318437226", "one-use-only"
+    t0 = time.time()
+    # Flotilla's call: the code alone; then with our extension's max uses and ttl.
+    assert call(node_client, relay, actor, "createclaim", shared) is True
+    assert call(node_client, relay, actor, "createclaim", flotilla, 5, 3600) is True
+    assert call(node_client, relay, actor, "createclaim", once, 1, None) is True
+    rows = invites(relay)  # oldest first
+    assert [(r["created_by"], r["max_uses"], r["use_count"]) for r in rows] == [
+        (actor.pubkey, 100, 0),  # buzz-relay's default --claim-max-uses
+        (actor.pubkey, 5, 0),
+        (actor.pubkey, 1, 0),
+    ]
+    expiries = [r["expires_at"].timestamp() - t0 for r in rows]
+    assert abs(expiries[0] - 30 * 24 * 3600) < 60 and abs(expiries[1] - 3600) < 60
+    assert abs(expiries[2] - 30 * 24 * 3600) < 60  # null: the default --claim-ttl
+    # Each kept sealed: the relay key opens it to its code, nothing else shows it.
+    for record, code in zip(relay.mem.relay_invites(relay.community_id), [shared, flotilla, once]):
+        assert code not in record.sealed and relay.key.unseal(record.sealed) == code
+
+    assert call(node_client, relay, actor, "listclaims") == [once, flotilla, shared]
+
+    # A claim of it over the websocket joins, brought in by the claim's creator.
     newcomer = Person.new()
-    joined = relay.mem.claim_relay_invite(relay.community_id, made["claim"], newcomer.pubkey)
-    assert joined.outcome == "joined"
+    assert claim_over_websocket(relay, newcomer, flotilla) == (True, welcome(relay))
+    (row,) = [m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == newcomer.pubkey]
+    assert (row.role, row.added_by) == ("member", actor.pubkey)
     live(relay, initial(relay) | {newcomer.pubkey: "member"})
-    (used,) = [c for c in call(node_client, relay, actor, "listclaims") if c["id"] == made["id"]]
-    assert used["use_count"] == 1
+    # A claim used up is no longer listed (nor is an expired one: it no longer claims).
+    assert claim_over_websocket(relay, Person.new(), once)[0] is True
+    assert call(node_client, relay, actor, "listclaims") == [flotilla, shared]
+    # Our invites with their details, every one of them, and no code.
+    listed = call(node_client, relay, actor, "listinvites")
+    assert listed == [
+        {
+            "id": str(r["invite_id"]),
+            "created_by": r["created_by"],
+            "created_at": int(r["created_at"].timestamp()),
+            "expires_at": int(r["expires_at"].timestamp()),
+            "use_count": r["use_count"],
+            "max_uses": r["max_uses"],
+        }
+        for r in invites(relay)
+    ]
+    assert [c["use_count"] for c in listed] == [0, 1, 1]
+    assert not any(code in json.dumps(listed) for code in (shared, flotilla, once))
 
-    # Deleted: its code is invalid from then on; a second delete, or no such invite: false.
-    assert call(node_client, relay, actor, "deleteclaim", made["id"]) is True
-    assert [str(row["invite_id"]) for row in invites(relay)] == [unlimited["id"]]
-    assert [c["id"] for c in call(node_client, relay, actor, "listclaims")] == [unlimited["id"]]
-    late = relay.mem.claim_relay_invite(relay.community_id, made["claim"], Person.new().pubkey)
-    assert late.outcome == "invalid"
-    assert call(node_client, relay, actor, "deleteclaim", made["id"]) is False
-    assert call(node_client, relay, actor, "deleteclaim", str(uuid.uuid4())) is False
-    assert [str(row["invite_id"]) for row in invites(relay)] == [unlimited["id"]]
+    # A code equal to a live one (case aside) is refused, and nothing changes.
+    unchanged = everything(relay)
+    (answer,) = send(node_client, rpc(relay, actor, "createclaim", shared.upper()))
+    assert "already a live invite" in refused(answer, 400)
+    assert everything(relay) == unchanged
+
+    # deleteclaim: the code (case aside) is revoked and invalid from then on; again: false,
+    # and so for a code used up (no longer a live claim) or never made.
+    assert call(node_client, relay, actor, "deleteclaim", flotilla) is True
+    assert call(node_client, relay, actor, "listclaims") == [shared]
+    assert claim_over_websocket(relay, Person.new(), flotilla) == (
+        False,
+        "restricted: that invite code is invalid.",
+    )
+    for code in (flotilla, once, "never-made-1"):
+        assert call(node_client, relay, actor, "deleteclaim", code) is False
+    assert call(node_client, relay, actor, "deleteclaim", shared.lower()) is True
+    assert call(node_client, relay, actor, "listclaims") == []
+    assert len(invites(relay)) == 1  # the used-up one stays, for listinvites
+    no_code_anywhere(relay, shared, flotilla, once)
+
+
+def test_a_key_rotation_leaves_old_claims_unlisted_but_claiming(
+    relay, node_client, start_relay, db_url
+):
+    before, after = "before_rotation-1", "after_rotation-2"
+    assert call(node_client, relay, relay.owner, "createclaim", before) is True
+    assert call(node_client, relay, relay.owner, "listclaims") == [before]
+    new_key = RelayKey.generate()
+    with Membership.connect(db_url, new_key) as rotated:
+        while rotated.rotate_relay_key(new_key.pubkey).outcome:
+            pass
+    relay.process.stop()
+    process = start_relay(
+        "--community",
+        str(relay.community_id),
+        env={"BUZZ_RELAY_SECRET_KEY": new_key.secret_hex()},
+    )
+    moved = dataclasses.replace(relay, process=process, url=process.url, key=new_key)
+
+    # Sealed to the old key: not listed, not found by its code...
+    assert call(node_client, moved, relay.owner, "listclaims") == []
+    assert call(node_client, moved, relay.owner, "deleteclaim", before) is False
+    # ... but the hash is what claims: it still lets someone in.
+    newcomer = Person.new()
+    assert claim_over_websocket(moved, newcomer, before) == (True, welcome(moved))
+    live(moved, initial(moved) | {newcomer.pubkey: "member"})
+    # A new claim is sealed to the new key, and listed.
+    assert call(node_client, moved, relay.admin, "createclaim", after) is True
+    assert call(node_client, moved, relay.admin, "listclaims") == [after]
+    # The relay says how many it left out, never which.
+    assert "1 live claim(s) sealed to another relay key" in process.log()
+    no_code_anywhere(moved, before, after)
+    assert before not in relay.process.log()
 
 
 # ---------------------------------------------------------------------------- who may
 
 
 @pytest.mark.parametrize("who", ["stranger", "member"])
-def test_not_owner_or_admin_is_403(relay, node_client, who):
+def test_not_owner_or_admin_is_403_and_supportedmethods_is_empty(relay, node_client, who):
     actor = relay.member if who == "member" else Person.new()
-    invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
-    unchanged = everything(relay)
-    answers = send(
-        node_client,
-        rpc(relay, actor, "supportedmethods"),
-        rpc(relay, actor, "allowpubkey", Person.new().pubkey),
-        rpc(relay, actor, "allowpubkey", actor.pubkey),
-        rpc(relay, actor, "disallowpubkey", relay.admin.pubkey),
-        rpc(relay, actor, "disallowpubkey", relay.member.pubkey),
-        rpc(relay, actor, "listallowedpubkeys"),
-        rpc(relay, actor, "createclaim", 1, 3600),
-        rpc(relay, actor, "listclaims"),
-        rpc(relay, actor, "deleteclaim", str(invite.invite_id)),
-    )
+    relay.mem.set_join_policy(relay.community_id, "request")
+    request_id = "ab" * 32
+    relay.mem.request_membership(relay.community_id, Person.new().pubkey, request_id)
+    relay.mem.ban_pubkey(relay.community_id, Person.new().pubkey)
+    unchanged = (everything(relay), relay.mem.community_profile(relay.community_id))
+    requests = {
+        "allowpubkey": [Person.new().pubkey],
+        "allowpubkey self": [actor.pubkey],
+        "unallowpubkey": [relay.admin.pubkey],
+        "disallowpubkey": [relay.member.pubkey],
+        "listallowedpubkeys": [],
+        "banpubkey": [relay.admin.pubkey, "coup"],
+        "unbanpubkey": [relay.member.pubkey],
+        "listbannedpubkeys": [],
+        "changerelayname": ["Mine now"],
+        "changerelaydescription": ["Mine now"],
+        "changerelayicon": ["https://example.org/mine.png"],
+        "setjoinpolicy": ["open"],
+        "createclaim": ["mine-now-1"],
+        "listclaims": [],
+        "deleteclaim": ["mine-now-1"],
+        "listinvites": [],
+        "listeventsneedingmoderation": [],
+        "allowevent": [request_id],
+        "banevent": [request_id],
+    }
+    answers = send(node_client, *(rpc(relay, actor, m.split()[0], *p) for m, p in requests.items()))
     for answer in answers:
         refused(answer, 403)
         assert answer["event"]["pubkey"] == actor.pubkey
-    assert everything(relay) == unchanged
+    assert (everything(relay), relay.mem.community_profile(relay.community_id)) == unchanged
+    assert [r.request_id for r in relay.mem.join_requests(relay.community_id)] == [request_id]
     live(relay, initial(relay))
+    # supportedmethods answers anyone with a valid NIP-98 event: what they may call, none.
+    assert call(node_client, relay, actor, "supportedmethods") == []
 
 
 # ---------------------------------------------------------------------------- bad auth
@@ -411,15 +699,16 @@ def test_bad_auth_is_401(relay, node_client):
     cases["u another path"]["u"] = here + "/api"
     newcomer = Person.new()
     unchanged = everything(relay)
-    # For each spoiled header: a change of members each way, an invite and a read, signed by
-    # the owner; each must be refused.
+    # For each spoiled header: a change of members each way, a claim and two reads (which
+    # accept an event twice, but no less proven), signed by the owner; each must be refused.
     names, requests = [], []
     for name, spoil in cases.items():
         for request in (
             rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, **spoil),
             rpc(relay, relay.owner, "disallowpubkey", relay.member.pubkey, **spoil),
-            rpc(relay, relay.owner, "createclaim", 1, 3600, **spoil),
+            rpc(relay, relay.owner, "createclaim", "spoilt-claim", **spoil),
             rpc(relay, relay.owner, "listallowedpubkeys", **spoil),
+            rpc(relay, relay.owner, "listbannedpubkeys", **spoil),
         ):
             names.append(f"{name}: {request['method']}")
             requests.append(request)
@@ -450,11 +739,41 @@ def test_replayed_header_is_401(relay, node_client):
     assert everything(relay) == unchanged
     live(relay, initial(relay))
 
-    # A replayed createclaim mints one invite, not two.
-    made, replayed = send(node_client, rpc(relay, relay.admin, "createclaim", 1, 3600, repeat=2))
-    assert made["status"] == 200, made
+    # A replayed createclaim or banpubkey is refused.
+    made, replayed = send(
+        node_client, rpc(relay, relay.admin, "createclaim", "replayed-1", repeat=2)
+    )
+    assert (made["status"], made["body"]) == (200, {"result": True}), made
     refused(replayed, 401)
-    assert [str(row["invite_id"]) for row in invites(relay)] == [made["body"]["result"]["id"]]
+    assert len(invites(relay)) == 1
+    banned, replayed = send(
+        node_client, rpc(relay, relay.admin, "banpubkey", newcomer.pubkey, repeat=2)
+    )
+    assert (banned["status"], banned["body"]) == (200, {"result": True}), banned
+    refused(replayed, 401)
+
+
+def test_a_read_accepts_its_header_again(relay, node_client):
+    # welshman dates NIP-98 events in whole seconds and Flotilla asks supportedmethods twice
+    # at once: the same event twice, both answered.
+    stranger = Person.new()
+    reads = [
+        rpc(relay, relay.owner, "supportedmethods", repeat=3),
+        rpc(relay, stranger, "supportedmethods", repeat=2),
+        rpc(relay, relay.admin, "listallowedpubkeys", repeat=2),
+        rpc(relay, relay.admin, "listbannedpubkeys", repeat=2),
+        rpc(relay, relay.admin, "listinvites", repeat=2),
+        rpc(relay, relay.admin, "listeventsneedingmoderation", repeat=2),
+        rpc(relay, relay.admin, "listroles", repeat=2),
+    ]
+    answers = send(node_client, *reads)
+    assert [a["status"] for a in answers] == [200] * len(answers), answers
+    assert answers[0]["authorization"] == answers[2]["authorization"]
+    assert sorted(answers[0]["body"]["result"]) == sorted(METHODS)
+    assert answers[3]["body"] == answers[4]["body"] == {"result": []}
+    # Still no more than fresh: a minute old, even the first time, it is refused.
+    stale = send(node_client, rpc(relay, relay.owner, "supportedmethods", created_at_offset=-90))
+    refused(stale[0], 401)
 
 
 def test_u_names_this_relay_in_any_accepted_form(relay, node_client):
@@ -506,13 +825,39 @@ BAD_REQUESTS = {
     "allowpubkey no params": ("allowpubkey", []),
     "allowpubkey a number": ("allowpubkey", [7]),
     "disallowpubkey not hex": ("disallowpubkey", ["zz" * 32]),
-    "createclaim ttl 5": ("createclaim", [1, 5]),
-    "createclaim ttl 31 days": ("createclaim", [1, 2592001]),
-    "createclaim max_uses 0": ("createclaim", [0, 3600]),
-    "createclaim max_uses 10001": ("createclaim", [10001, 3600]),
-    "createclaim max_uses text": ("createclaim", ["3", 3600]),
-    "createclaim no ttl": ("createclaim", [1]),
-    "deleteclaim not a uuid": ("deleteclaim", ["not-a-uuid"]),
+    "createclaim no claim": ("createclaim", []),
+    "createclaim claim of 7": ("createclaim", ["abcdefg"]),
+    "createclaim claim of 129": ("createclaim", ["a" * 129]),
+    "createclaim claim with a space": ("createclaim", ["abcd efgh"]),
+    "createclaim claim with a slash": ("createclaim", ["abcd/efgh"]),
+    "createclaim claim a number": ("createclaim", [12345678]),
+    "createclaim the former params": ("createclaim", [1, 3600]),
+    "createclaim ttl 5": ("createclaim", ["abcdefgh", 1, 5]),
+    "createclaim ttl 31 days": ("createclaim", ["abcdefgh", 1, 2592001]),
+    "createclaim max uses 0": ("createclaim", ["abcdefgh", 0]),
+    "createclaim max uses 10001": ("createclaim", ["abcdefgh", 10001]),
+    "createclaim max uses text": ("createclaim", ["abcdefgh", "3"]),
+    "createclaim too many params": ("createclaim", ["abcdefgh", 1, 3600, 1]),
+    "deleteclaim no claim": ("deleteclaim", []),
+    "deleteclaim not a claim": ("deleteclaim", ["not a claim"]),
+    "unallowpubkey not hex": ("unallowpubkey", ["zz" * 32]),
+    "banpubkey no params": ("banpubkey", []),
+    "banpubkey reason a number": ("banpubkey", ["a" * 64, 5]),
+    "banpubkey reason of 1001": ("banpubkey", ["a" * 64, "r" * 1001]),
+    "unbanpubkey not hex": ("unbanpubkey", ["not-a-pubkey"]),
+    "changerelayname of 65": ("changerelayname", ["n" * 65]),
+    "changerelayname with a newline": ("changerelayname", ["a\nb"]),
+    "changerelayname no params": ("changerelayname", []),
+    "changerelaydescription of 2001": ("changerelaydescription", ["d" * 2001]),
+    "changerelaydescription a number": ("changerelaydescription", [5]),
+    "changerelayicon http": ("changerelayicon", ["http://example.org/icon.png"]),
+    "changerelayicon not a URL": ("changerelayicon", ["icon.png"]),
+    "setjoinpolicy closed": ("setjoinpolicy", ["closed"]),
+    "setjoinpolicy two": ("setjoinpolicy", ["open", "invite"]),
+    "allowevent not an id": ("allowevent", ["not-an-id"]),
+    "allowevent no pending request": ("allowevent", ["ab" * 32]),
+    "banevent no pending request": ("banevent", ["cd" * 32, "spam"]),
+    "banevent reason a list": ("banevent", ["cd" * 32, ["spam"]]),
     "unknown method": ("nosuchmethod", ["x"]),
     "createrole no label": ("createrole", ["x"]),
     "createrole label a number": ("createrole", ["x", 5]),
@@ -539,12 +884,13 @@ BAD_BODIES = {
 
 def test_bad_params_and_bodies_are_400(relay, node_client):
     invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
-    unchanged = everything(relay)
+    unchanged = (everything(relay), relay.mem.community_profile(relay.community_id))
     requests = [
         rpc(relay, relay.owner, method, *params) for method, params in BAD_REQUESTS.values()
     ] + [rpc(relay, relay.owner, "supportedmethods", raw_body=body) for body in BAD_BODIES.values()]
     expect(send(node_client, *requests), [*BAD_REQUESTS, *BAD_BODIES], 400)
-    assert everything(relay) == unchanged
+    assert (everything(relay), relay.mem.community_profile(relay.community_id)) == unchanged
+    assert relay.mem.banned_pubkeys(relay.community_id) == []
     assert [row["invite_id"] for row in invites(relay)] == [invite.invite_id]
     live(relay, initial(relay))
 
@@ -566,7 +912,7 @@ def test_another_content_type_is_415(relay, node_client):
         names += [f"{content_type}: allowpubkey", f"{content_type}: createclaim"]
         requests += [
             rpc(relay, relay.owner, "allowpubkey", Person.new().pubkey, **spoil),
-            rpc(relay, relay.owner, "createclaim", 1, 3600, **spoil),
+            rpc(relay, relay.owner, "createclaim", "typed-claim", **spoil),
         ]
     expect(send(node_client, *requests), names, 415)
     assert everything(relay) == unchanged

@@ -123,7 +123,13 @@ def create_app(config: RelayConfig) -> web.Application:
         signer=Signer(config.key),
         invite_window=SlidingWindow(config.limits.invites_per_hour, 3600),
         failed_claims=SlidingWindow(config.limits.max_failed_claims, FAILED_CLAIM_SECONDS),
-        management=Management(backend, ReplayGuard()),
+        management=Management(
+            backend,
+            ReplayGuard(),
+            config.key,
+            claim_max_uses=config.claim_max_uses,
+            claim_ttl_seconds=config.claim_ttl_seconds,
+        ),
     )
     app.router.add_get("/", root)
     app.router.add_post("/", manage)
@@ -227,7 +233,8 @@ async def root(request: web.Request) -> web.StreamResponse:
         if state.config.upstream is not None:
             document = information_document(state, community, await _upstream_document(state))
         else:
-            document = information_document(state, community, profile=await _profile(state, community))
+            profile = await _profile(state, community)
+            document = information_document(state, community, profile=profile)
         return web.json_response(
             document,
             content_type="application/nostr+json",

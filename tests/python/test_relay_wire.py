@@ -9,9 +9,12 @@ write is in test_relay_nostr_tools.py and test_relay_nostr_sdk.py.
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
@@ -273,6 +276,25 @@ def test_connections_per_address_are_bounded(start_relay, mem: Membership):
             await connect(http, relay.url)  # a place was freed
 
     asyncio.run(main())
+
+
+def test_claim_defaults_reach_nip86_createclaim(start_relay, mem: Membership):
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    relay = start_relay("--community", str(cid), "--claim-max-uses", "7", "--claim-ttl", "3600")
+    body = json.dumps({"method": "createclaim", "params": ["tuesday-hackers"]}).encode()
+    tags = [["u", relay.http], ["method", "POST"], ["payload", hashlib.sha256(body).hexdigest()]]
+    proof = base64.b64encode(json.dumps(signed(owner.secret, 27235, tags)).encode()).decode()
+    request = urllib.request.Request(
+        relay.http,
+        data=body,
+        headers={"Content-Type": "application/nostr+json+rpc", "Authorization": "Nostr " + proof},
+    )
+    with urllib.request.urlopen(request, timeout=10) as resp:
+        assert json.loads(resp.read()) == {"result": True}
+    [invite] = mem.relay_invites(cid)
+    assert invite.max_uses == 7
+    assert abs((invite.expires_at - invite.created_at).total_seconds() - 3600) < 5
 
 
 # ------------------------------------------------------------------ joins without a claim, bans, leave

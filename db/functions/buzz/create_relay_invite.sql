@@ -63,7 +63,7 @@ BEGIN
     RETURNING i.invite_id, i.expires_at INTO invite_id, expires_at;
     IF NOT FOUND THEN
         -- Only a chosen code can meet another (drawn ones carry 128 random bits).
-        RAISE EXCEPTION 'that code is already a live invite of this community'
+        RAISE EXCEPTION 'p_code is already a live invite of this community'
             USING ERRCODE = 'BZINV', HINT = 'Choose another code.';
     END IF;
     RETURN NEXT;

@@ -96,6 +96,9 @@ class S(enum.Enum):
     ROLE_FREE = "a defined role of C that nobody holds"
     ROLE_GONE = "a role of C defined, then deleted (its kind 5 is live)"
     ROLE_C2 = "a role defined in C2 only"
+    NAME = "the name of C's profile"
+    NEWEVENT = "an event id that is no request's"
+    BANNED = "a pubkey banned from C"
 
 
 CLIENT = "client-side"
@@ -114,6 +117,7 @@ class Case:
     value: Any
     expect: str | Noop  # SQLSTATE, CLIENT or Noop
     echo_ok: bool = False  # the message may contain the value (PostgreSQL's own input errors)
+    names: str | None = None  # what the message names, when not the argument (a profile field)
 
     @property
     def id(self) -> str:
@@ -146,6 +150,8 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_created_by", "text", S.OWNER),
         ("p_max_uses", "integer", 1),
         ("p_ttl", "interval", "72 hours"),
+        ("p_code", "text", None),
+        ("p_sealed", "text", None),
     ],
     "claim_relay_invite": [
         ("p_community", "uuid", S.C),
@@ -182,6 +188,37 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "unarchive_community": [("p_community", "uuid", S.Z)],
     "delete_community": [("p_community", "uuid", S.C)],
     "rotate_relay_key": [("p_new_pubkey", "text", S.NEWPK), ("p_limit", "integer", None)],
+    # Profile, bans, join policy and requests (SPEC section 3, amended 2026-12-02). C's policy
+    # stays 'invite' and its name NAME: the valid calls answer without changing anything.
+    "set_community_profile": [
+        ("p_community", "uuid", S.C),
+        ("p_field", "text", "name"),
+        ("p_value", "text", S.NAME),
+    ],
+    "ban_pubkey": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_reason", "text", None),
+        ("p_banned_by", "text", None),
+    ],
+    "unban_pubkey": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.NEWPK)],
+    "set_join_policy": [("p_community", "uuid", S.C), ("p_policy", "text", "invite")],
+    "request_membership": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.NEWPK),
+        ("p_request_id", "text", S.NEWEVENT),
+        ("p_note", "text", None),
+    ],
+    "approve_join_request": [
+        ("p_community", "uuid", S.C),
+        ("p_request_id", "text", S.NEWEVENT),
+        ("p_approved_by", "text", S.OWNER),
+    ],
+    "reject_join_request": [
+        ("p_community", "uuid", S.C),
+        ("p_request_id", "text", S.NEWEVENT),
+        ("p_reason", "text", None),
+    ],
     # Role writes (SPEC section 6). The valid define_role values are ROLE_HELD's definition.
     "define_role": [
         ("p_community", "uuid", S.C),
@@ -214,6 +251,9 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "member_list_drift": [("p_community", "uuid", S.C)],
     "role_definitions": [("p_community", "uuid", S.C)],
     "role_deletions": [("p_community", "uuid", S.C)],
+    "community_profile": [("p_community", "uuid", S.C)],
+    "banned_pubkeys": [("p_community", "uuid", S.C)],
+    "join_requests": [("p_community", "uuid", S.C)],
 }
 
 H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
@@ -411,6 +451,76 @@ BAD_DESCRIPTIONS: list[tuple[str, Any]] = [  # define_role.p_description: 22023
 ]
 INT_MAX, INT_MIN = 2**31 - 1, -(2**31)
 
+# Profile fields (set_community_profile.p_field): 22023.
+BAD_FIELDS: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("capitalised", "Name"),
+    ("trailing-space", "name "),
+    ("policy", "join_policy"),
+    ("unknown", "banner"),
+    ("list", "name,icon"),
+    ("huge-100k", "n" * HUGE),
+    *INJECTIONS,
+]
+# Names (p_value with p_field 'name'): 1-64 printable characters, else 22023. Printable text
+# shaped like SQL is a name: stored verbatim (test_stored_verbatim).
+BAD_NAMES: list[tuple[str, Any]] = [
+    ("empty", ""),
+    ("65-chars", "x" * 65),
+    ("65-emoji", "\U0001f642" * 65),
+    ("huge-100k", "x" * HUGE),
+    ("newline", "a\nb"),
+    ("tab", "a\tb"),
+    ("escape", "\x1b[31m"),
+    ("del", "name\x7f"),
+    ("c1-nel", "name\x85"),
+]
+# Free text (p_note, p_reason): at most 1000 characters, no control character but tab and line
+# breaks, else 22023.
+BAD_NOTES: list[tuple[str, Any]] = [
+    ("1001-chars", "n" * 1001),
+    ("1001-emoji", "\U0001f642" * 1001),
+    ("huge-100k", "n" * HUGE),
+    ("bell", "ring\x07"),
+    ("escape", "\x1b[2J"),
+    ("form-feed", "a\x0cb"),
+    ("del", "text\x7f"),
+    ("c1-csi", "\x9b31m"),
+]
+GOOD_NOTES = [("newline-tab", "line one\r\nline\ttwo"), ("1000", "n" * 1000)]
+BAD_POLICIES: list[tuple[str, Any]] = [  # set_join_policy.p_policy: 22023
+    ("NULL", None),
+    ("empty", ""),
+    ("capitalised", "Open"),
+    ("trailing-space", "open "),
+    ("unknown", "closed"),
+    ("huge-100k", "o" * HUGE),
+    *INJECTIONS,
+]
+# Chosen invite codes (create_relay_invite.p_code): 8-128 of [A-Za-z0-9_-], else BZINV. Every
+# injection string is refused too (a character outside the set, or too short).
+BAD_CODES: list[tuple[str, Any]] = [
+    ("empty", ""),
+    ("7-chars", "abcdefg"),
+    ("129-chars", "c" * 129),
+    ("huge-100k", "c" * HUGE),
+    ("space", "code code"),
+    ("trailing-newline", "codecode\n"),
+    ("dot", "code.code"),
+    ("plus-slash", "code+/code"),
+    ("percent", "code%20code"),
+    ("non-ascii", "c\u00f6decode"),
+    ("fullwidth", "\uff43" * 8),
+    ("kelvin", "\u212aeepcode"),  # lower-cases to ASCII: still refused
+    *INJECTIONS,
+]
+BAD_SEALED: list[tuple[str, Any]] = [  # create_relay_invite.p_sealed: 1-1000 characters
+    ("empty", ""),
+    ("1001-chars", "s" * 1001),
+    ("huge-100k", "s" * HUGE),
+]
+
 
 def _cases() -> list[Case]:
     cases: list[Case] = []
@@ -438,6 +548,7 @@ def _cases() -> list[Case]:
             "p_relay_pubkey",
         }
     ]
+    assert {f for f, a in pubkey_args} >= {"ban_pubkey", "unban_pubkey", "request_membership"}
     for f, a in pubkey_args:
         values = BAD_PUBKEYS
         if a == "p_expected_owner":  # NULL means "any owner"
@@ -546,6 +657,13 @@ def _cases() -> list[Case]:
         "delete_role",
         "assign_role",
         "unassign_role",
+        "set_community_profile",
+        "ban_pubkey",
+        "unban_pubkey",
+        "set_join_policy",
+        "request_membership",
+        "approve_join_request",
+        "reject_join_request",
     ]
     missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
     not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
@@ -575,6 +693,9 @@ def _cases() -> list[Case]:
     add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
     add("role_definitions", "p_community", missing, Noop([]))
     add("role_deletions", "p_community", missing, Noop([]))
+    add("community_profile", "p_community", missing, Noop([]))
+    add("banned_pubkeys", "p_community", missing, Noop([]))
+    add("join_requests", "p_community", missing, Noop([]))
     for f, sig in SIGNATURES.items():
         for a, t, _ in sig:
             if t == "uuid":
@@ -599,6 +720,52 @@ def _cases() -> list[Case]:
         ("allowlist_add", "p_note"),
     ]:
         nul(f, a, "label\x00")
+
+    # Profile, bans, join policy and requests.
+    add("set_community_profile", "p_field", BAD_FIELDS, "22023")
+    nul("set_community_profile", "p_field", "name\x00")
+    # p_value is named by its field: "a name must be ...".
+    cases += [
+        Case("set_community_profile", "p_value", label, value, "22023", names="name")
+        for label, value in BAD_NAMES
+    ]
+    nul("set_community_profile", "p_value", "name\x00")
+    add("set_community_profile", "p_value", [("same-name", S.NAME)], Noop([("unchanged",)]))
+    add("set_join_policy", "p_policy", BAD_POLICIES, "22023")
+    nul("set_join_policy", "p_policy", "open\x00")
+    add("set_join_policy", "p_policy", [("same-policy", "invite")], Noop([("unchanged",)]))
+    for f, a in [
+        ("ban_pubkey", "p_reason"),
+        ("request_membership", "p_note"),
+        ("reject_join_request", "p_reason"),
+    ]:
+        add(f, a, BAD_NOTES, "22023")
+        nul(f, a, "note\x00")
+    add("ban_pubkey", "p_banned_by", BAD_LABELS, "22023")
+    add("approve_join_request", "p_approved_by", [("NULL", None), *BAD_LABELS], "22023")
+    for f, a in [("ban_pubkey", "p_banned_by"), ("approve_join_request", "p_approved_by")]:
+        nul(f, a, "label\x00")
+    # Event ids: shaped like pubkeys, refused like them (22023, naming p_request_id).
+    for f in ("request_membership", "approve_join_request", "reject_join_request"):
+        add(f, "p_request_id", BAD_PUBKEYS, "22023")
+        nul(f, "p_request_id")
+    add("ban_pubkey", "p_pubkey", [("owner", S.OWNER)], Noop([("is_owner",)]))
+    add("ban_pubkey", "p_pubkey", [("already-banned", S.BANNED)], Noop([("already_banned",)]))
+    add("unban_pubkey", "p_pubkey", [("not-banned", S.NEWPK)], Noop([("not_banned",)]))
+    add("request_membership", "p_pubkey", [("stranger", S.NEWPK)], Noop([("closed",)]))
+    add("request_membership", "p_pubkey", [("member", S.MEMBER)], Noop([("already_member",)]))
+    add("request_membership", "p_pubkey", [("banned", S.BANNED)], Noop([("banned",)]))
+    for f in ("approve_join_request", "reject_join_request"):
+        add(
+            f,
+            "p_request_id",
+            [("unknown", S.NEWEVENT), ("hex-upper", H.upper())],
+            Noop([("not_found",)]),
+        )
+    add("create_relay_invite", "p_code", [*BAD_CODES, ("live-code", S.CODE)], "BZINV")
+    nul("create_relay_invite", "p_code", "codecode\x00")
+    add("create_relay_invite", "p_sealed", BAD_SEALED, "22023")
+    nul("create_relay_invite", "p_sealed", "sealed\x00")
 
     # Invite codes: any text that is not a code of this community is just 'invalid'.
     invalid = Noop([("invalid", None, None)])
@@ -739,6 +906,10 @@ def world(hostile_db: str) -> Iterator[World]:
         m.define_role(z, "moderator", "Moderators")
         m.assign_role(z, m.relay_members(z)[0].pubkey, "moderator")
         assert m.archive_community(z) == "archived"
+        name = "Hostile test"
+        assert m.set_community_profile(c, "name", name) == "updated"
+        banned = new_pubkey()
+        assert m.ban_pubkey(c, banned, "seed").outcome == "banned"
         assert m.member_list_drift() == []
     values = {
         S.C: c,
@@ -760,6 +931,8 @@ def world(hostile_db: str) -> Iterator[World]:
         S.ROLE_FREE: "helper",
         S.ROLE_GONE: "retired",
         S.ROLE_C2: "c2-only",
+        S.NAME: name,
+        S.BANNED: banned,
     }
     yield World(
         hostile_db,
@@ -802,6 +975,8 @@ def resolve(value: Any, w: World) -> Any:
             return new_pubkey()
         if value is S.NEWROLE:
             return new_role_id()
+        if value is S.NEWEVENT:
+            return secrets.token_hex(32)
         return _resolve_fixed(value, w)
     if isinstance(value, list):
         return [resolve(v, w) for v in value]
@@ -902,7 +1077,7 @@ def check_error(exc: psycopg.Error, case: Case, sent: Any) -> None:
     assert len(msg.split()) >= 3, msg  # a sentence, not a bare word
     if case.expect in ARGUMENT_ERRORS:
         # It names the argument (an array element by its subscript).
-        assert case.arg in msg, msg
+        assert (case.names or case.arg) in msg, msg
     elif case.expect in {"BZNCM", "BZARC", "BZSTL", "BZKEY"}:
         assert diag.message_hint, msg  # the message says what; the hint says what to do
     types = {name: sqltype for name, sqltype, _ in SIGNATURES[case.func]}
@@ -1000,6 +1175,20 @@ STORED_ARGS = {
     " WHERE community_id = %(c)s AND role_id = %(role)s",
     "define_role.p_order": "SELECT sort_order FROM buzz_private.roles"
     " WHERE community_id = %(c)s AND role_id = %(role)s",
+    # Profile, bans and requests (the stored cases' community takes requests).
+    "set_community_profile.p_value": "SELECT name FROM buzz_private.community_profiles"
+    " WHERE community_id = %(c)s",
+    "create_relay_invite.p_sealed": "SELECT sealed FROM buzz.relay_invites(%(c)s)"
+    " WHERE invite_id = %(invite)s",
+    "ban_pubkey.p_reason": "SELECT reason FROM buzz_private.banned_pubkeys"
+    " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    "ban_pubkey.p_banned_by": "SELECT banned_by FROM buzz_private.banned_pubkeys"
+    " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    "request_membership.p_note": "SELECT note FROM buzz.join_requests(%(c)s) WHERE pubkey = %(pk)s",
+    "reject_join_request.p_reason": "SELECT rejection_reason FROM buzz_private.join_requests"
+    " WHERE community_id = %(c)s AND request_id = %(request)s",
+    "approve_join_request.p_approved_by": "SELECT added_by FROM buzz_private.relay_members"
+    " WHERE community_id = %(c)s AND pubkey = %(pk)s",
 }
 ROLE_TAGS = {  # the 33534 tag of each define_role argument
     "p_label": "label",
@@ -1020,11 +1209,22 @@ ROLE_STORED: dict[str, list[tuple[str, Any]]] = {
     "define_role.p_order": [("int-max", INT_MAX), ("int-min", INT_MIN), ("0", 0), ("-1", -1)],
 }
 NOTES_TOO = [("newline-tab", "line one\nline\ttwo"), ("escape", "\x1b[31m"), ("1000", "n" * 1000)]
+# Notes and reasons of the new paths: no escape (normalize_note refuses it, unlike the
+# allowlist's note).
+NEW_NOTES = {
+    "ban_pubkey.p_reason",
+    "request_membership.p_note",
+    "reject_join_request.p_reason",
+    "create_relay_invite.p_sealed",
+}
 STORED = [
     (target, label, value)
     for target in STORED_ARGS
     for label, value in ROLE_STORED.get(
-        target, GOOD_LABELS + (NOTES_TOO if target.endswith("p_note") else [])
+        target,
+        GOOD_LABELS
+        + (GOOD_NOTES if target in NEW_NOTES else [])
+        + (NOTES_TOO if target == "allowlist_add.p_note" else []),
     )
 ]
 # A pubkey given as the actor is a pubkey: stored lowercased, not verbatim.
@@ -1047,6 +1247,30 @@ STORED_DELTAS = {
     },
     "allowlist_add.p_note": {"relay_allowlist": 1},
     **{target: {"roles": 1, "role_events": 1} for target in ROLE_STORED},
+    "set_community_profile.p_value": {},  # the row set_join_policy made before
+    "create_relay_invite.p_sealed": {"relay_invites": 1},
+    "ban_pubkey.p_reason": {"banned_pubkeys": 1},
+    "ban_pubkey.p_banned_by": {"banned_pubkeys": 1},
+    "request_membership.p_note": {"join_requests": 1},
+    "reject_join_request.p_reason": {},  # the pending request becomes a rejected one
+    "approve_join_request.p_approved_by": {
+        "relay_members": 1,
+        "membership_events": 1,
+        "join_requests": -1,
+    },
+}
+# The outcome each stored case answers (the others: their row, as create_relay_invite).
+STORED_OUTCOMES = {
+    "add_relay_member": [("added",)],
+    "add_relay_members": [(2,)],
+    "claim_relay_membership": [("joined",)],
+    "allowlist_add": [("added",)],
+    "define_role": [("defined",)],
+    "set_community_profile": [("updated",)],
+    "ban_pubkey": [("banned",)],
+    "request_membership": [("requested",)],
+    "reject_join_request": [("rejected",)],
+    "approve_join_request": [("joined",)],
 }
 
 
@@ -1058,19 +1282,23 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
     func, arg = target.split(".")
     # A community of its own: committed lists of one community run ahead of the clock by a
     # second each, and these cases commit many.
+    pk, pk2, role, request = new_pubkey(), new_pubkey(), new_role_id(), secrets.token_hex(32)
     with Membership.connect(world.url, world.key) as m:
         c = m.create_community(f"s-{secrets.token_hex(6)}.hostile.example.org", new_pubkey())
         c = c.details["community_id"]
         code = m.create_relay_invite(c, "stored", max_uses=None).code
-    pk, pk2, role = new_pubkey(), new_pubkey(), new_role_id()
+        assert m.set_join_policy(c, "request") == "updated"
+        if func in ("approve_join_request", "reject_join_request"):  # pk's request, pending
+            assert m.request_membership(c, pk, request).outcome == "requested"
     before = snapshot(su)
     before_list = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
-    params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2], "role": role}
+    params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2], "role": role, "request": request}
     mine = {
         "p_community": c,
-        "p_code": code,
+        "p_code": code if func == "claim_relay_invite" else None,  # not a chosen code
         "p_pubkey": pk,
         "p_pubkeys": [pk, pk2],
+        "p_request_id": request,
     }
     if func == "define_role":
         mine["p_role"] = role
@@ -1081,13 +1309,7 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
     rows = call(conn.cursor(), func, args)
     if func == "create_relay_invite":
         params["invite"] = rows[0][0]
-    expected_rows = {
-        "add_relay_member": [("added",)],
-        "add_relay_members": [(2,)],
-        "claim_relay_membership": [("joined",)],
-        "allowlist_add": [("added",)],
-        "define_role": [("defined",)],
-    }.get(func, rows)
+    expected_rows = STORED_OUTCOMES.get(func, rows)
     if func == "claim_relay_invite":  # the unlimited invite: one more use, none remaining
         expected_rows = [("joined", rows[0][1], None)]
     assert rows == expected_rows

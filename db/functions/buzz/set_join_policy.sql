@@ -12,6 +12,8 @@ SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_policy text;
+    -- A value, not a call: Citus plans no function but IMMUTABLE ones in DO UPDATE SET.
+    v_now timestamptz := pg_catalog.now();
 BEGIN
     IF p_policy IS NULL OR p_policy NOT IN ('invite', 'request', 'open') THEN
         RAISE EXCEPTION 'p_policy must be invite, request or open'
@@ -29,7 +31,7 @@ BEGIN
     INSERT INTO buzz_private.community_profiles AS p (community_id, join_policy)
     VALUES (p_community, p_policy)
     ON CONFLICT (community_id) DO UPDATE
-        SET join_policy = excluded.join_policy, updated_at = pg_catalog.now()
+        SET join_policy = excluded.join_policy, updated_at = v_now
         WHERE p.join_policy IS DISTINCT FROM excluded.join_policy;
     RETURN CASE WHEN FOUND THEN 'updated' ELSE 'unchanged' END;
 END

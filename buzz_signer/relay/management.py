@@ -90,7 +90,6 @@ MANAGERS = frozenset(("owner", "admin"))
 MAX_INVITE_USES = 10_000
 TTL_SECONDS = (60, 30 * 24 * 3600)
 CLAIM = re.compile(r"[A-Za-z0-9_-]{8,128}")
-CLAIM_METHODS = ("createclaim", "listclaims", "deleteclaim")
 
 
 class ManagementBackend(Protocol):
@@ -434,7 +433,7 @@ class Management:
     """NIP-86 for one community over the SQL API.
 
     key: the relay key, which seals the claims createclaim makes and opens them for
-    listclaims; without it (a caller not yet giving it) the claim methods are not offered.
+    listclaims.
     claim_max_uses, claim_ttl_seconds: what createclaim makes when its params do not say.
     """
 
@@ -442,7 +441,7 @@ class Management:
         self,
         backend: ManagementBackend,
         replay: ReplayGuard,
-        key: RelayKey | None = None,
+        key: RelayKey,
         *,
         claim_max_uses: int = 100,
         claim_ttl_seconds: int = 30 * 24 * 3600,
@@ -485,9 +484,6 @@ class Management:
             "unassignrole": self._unassignrole,
             "listroles": self._listroles,
         }
-        if key is None:
-            for name in CLAIM_METHODS:
-                del self._methods[name]
 
     async def handle(
         self, community: Community, header: str | None, body: bytes, hosts: Iterable[str]

@@ -144,24 +144,19 @@ def request(
     return header(who.secret, body, f"https://{world.host}", **kw), body
 
 
-SAME_KEY: Any = object()
-
-
 def answers(
     db_url: str,
     key: RelayKey,
     world: World,
     *requests: tuple[str, bytes],
-    management_key: Any = SAME_KEY,
     **options: Any,
 ) -> list[tuple[int, dict[str, Any]]]:
-    """The answers of one Management (one replay guard) to the requests, in order; it seals
-    with `management_key` (default: the relay key `key`)."""
+    """The answers of one Management (one replay guard, the relay key `key`) to the requests,
+    in order."""
 
     async def main() -> list[tuple[int, dict[str, Any]]]:
         async with backend_on(db_url, key) as backend:
-            sealer = key if management_key is SAME_KEY else management_key
-            management = Management(backend, ReplayGuard(), sealer, **options)
+            management = Management(backend, ReplayGuard(), key, **options)
             community = Community(world.cid, world.host)
             return [
                 await management.handle(community, auth, body, {world.host})
@@ -431,7 +426,7 @@ def test_concurrent_createroles_of_one_id_define_it_once(db_url, key, mem, reade
 
     async def main() -> list[tuple[int, dict[str, Any]]]:
         async with backend_on(db_url, key) as backend:
-            management = Management(backend, ReplayGuard())
+            management = Management(backend, ReplayGuard(), key)
             community = Community(world.cid, world.host)
 
             async def create(i: int, label: str) -> tuple[int, dict[str, Any]]:
@@ -476,20 +471,6 @@ def test_supportedmethods_answers_what_this_caller_may_call(db_url, key, mem) ->
         for method in sorted(ALL_METHODS):
             status, answer = call(db_url, key, world, who, method, [])
             assert status == 403 and answer["error"].startswith("restricted:"), (method, answer)
-
-
-def test_without_the_relay_key_no_claim_method_is_offered(db_url, key, mem) -> None:
-    world = World(mem)
-    offered, created = answers(
-        db_url,
-        key,
-        world,
-        request(world, world.owner, "supportedmethods", []),
-        request(world, world.owner, "createclaim", ["Shared-Link_42"]),
-        management_key=None,
-    )
-    assert set(offered[1]["result"]) == ALL_METHODS - {"createclaim", "listclaims", "deleteclaim"}
-    assert created[0] == 400 and created[1]["error"].startswith("unsupported method:")
 
 
 @pytest.mark.parametrize(

@@ -230,11 +230,9 @@ async def root(request: web.Request) -> web.StreamResponse:
         return await websocket(request, community)
     if "application/nostr+json" in request.headers.get("Accept", ""):
         state = request.app[STATE]
-        if state.config.upstream is not None:
-            document = information_document(state, community, await _upstream_document(state))
-        else:
-            profile = await _profile(state, community)
-            document = information_document(state, community, profile=profile)
+        upstream = await _upstream_document(state) if state.config.upstream else None
+        profile = await _profile(state, community)
+        document = information_document(state, community, upstream, profile=profile)
         return web.json_response(
             document,
             content_type="application/nostr+json",
@@ -265,29 +263,32 @@ def information_document(
     profile: CommunityProfile | None = None,
 ) -> dict[str, Any]:
     """Ours, named and described by the community's profile; behind the gate, the upstream's
-    with our key, our NIPs and our limits added."""
+    with our key, our NIPs and our limits added, and the profile's fields where it has them."""
     limits = state.config.limits
+    ours = {
+        "name": profile and profile.name,
+        "description": profile and profile.description,
+        "icon": profile and profile.icon,
+        # Clients of the Jumble family read the relay key from pubkey, NIP-43 from self: the
+        # membership events they ask for are signed by this key, gate or not.
+        "pubkey": state.config.key.pubkey,
+        "self": state.config.key.pubkey,
+        "contact": state.config.contact,
+    }
     if state.config.upstream is not None:
         document = dict(upstream or {})
         nips = document.get("supported_nips")
         theirs = {n for n in nips if type(n) is int} if isinstance(nips, list) else set()
         limitation = document.get("limitation")
-        document |= {
-            "self": state.config.key.pubkey,
+        document |= {name: value for name, value in ours.items() if value is not None} | {
             "supported_nips": sorted(theirs | set(SUPPORTED_NIPS)),
             "limitation": (limitation if isinstance(limitation, dict) else {})
             | {"auth_required": not state.config.read_anyone, "restricted_writes": True},
         }
         document.setdefault("name", state.config.name)
         return document
-    document = {
-        "name": (profile and profile.name) or community.host,
-        "description": profile and profile.description,
-        "icon": profile and profile.icon,
-        # Clients of the Jumble family read the relay key from pubkey, NIP-43 from self.
-        "pubkey": state.config.key.pubkey,
-        "self": state.config.key.pubkey,
-        "contact": state.config.contact,
+    document = ours | {
+        "name": ours["name"] or community.host,
         "supported_nips": SUPPORTED_NIPS,
         "software": "buzz-membership",
         "version": VERSION,

@@ -414,7 +414,8 @@ def test_refusals(relay, node_client):
             publish("m", "member", "note", 1, [], content="hello"),
             publish("m", "member", "tampered", 28934, [["claim", "x"]], tamper=True),
             req("m", "kind1", 1),
-            publish("m", "member", "leave-no-dash", 28936, []),
+            # A leave without "-" is taken from its AUTHed author only (SPEC §7).
+            publish("anon", "member", "leave-no-dash", 28936, []),
             publish("m", "member", "leave-stale", 28936, [["-"]], createdAtOffset=-3600),
             publish("anon", "member", "leave-no-auth", 28936, [["-"]]),
             connect("x"),
@@ -448,7 +449,7 @@ def test_refusals(relay, node_client):
     assert not accepted and reason.startswith("invalid:")
     assert run.closed("kind1").startswith("unsupported:")
     accepted, reason = run.ok("leave-no-dash")
-    assert not accepted and reason.startswith("invalid:")
+    assert not accepted and reason.startswith("auth-required:")
     accepted, reason = run.ok("leave-stale")
     assert not accepted and reason.startswith("invalid:")
     accepted, reason = run.ok("leave-no-auth")

@@ -156,25 +156,8 @@ def requests_approve(request_id: str, approved_by: str) -> None:
     Example:
       buzz-admin -c relay.example.org requests approve 5c83...e1
     """
-    state = get_state()
-    target = state.resolve()
-
-    def approve(tx: Any) -> dict[str, Any]:
-        # Read in the same transaction as the approval, to name who it concerns.
-        who = _requester(state, target.id, request_id)
-        outcome = tx.approve_join_request(target.id, request_id, approved_by)
-        return {"outcome": outcome, "pubkey": who}
-
-    write = run_write(state, approve)
-    who = write.details.get("pubkey")
-    report(
-        state,
-        target,
-        write,
-        outcome=write.outcome,
-        table_=APPROVE,
-        words={"id": request_id, "who": npub(who) if who else "?", "host": target.label},
-        extra={"request_id": request_id},
+    _decide(
+        request_id, APPROVE, lambda tx, cid: tx.approve_join_request(cid, request_id, approved_by)
     )
 
 
@@ -190,22 +173,27 @@ def requests_reject(request_id: str, reason: str | None) -> None:
     Example:
       buzz-admin requests reject 5c83...e1 --reason "not from our team"
     """
+    _decide(request_id, REJECT, lambda tx, cid: tx.reject_join_request(cid, request_id, reason))
+
+
+def _decide(request_id: str, outcomes: dict[str, Any], decide: Any) -> None:
+    """Approve or reject (`decide(tx, community id)`), and report it naming the requester."""
     state = get_state()
     target = state.resolve()
 
-    def reject(tx: Any) -> dict[str, Any]:
+    def decision(tx: Any) -> dict[str, Any]:
+        # Read in the same transaction as the decision, to name who it concerns.
         who = _requester(state, target.id, request_id)
-        outcome = tx.reject_join_request(target.id, request_id, reason)
-        return {"outcome": outcome, "pubkey": who}
+        return {"outcome": decide(tx, target.id), "pubkey": who}
 
-    write = run_write(state, reject)
+    write = run_write(state, decision)
     who = write.details.get("pubkey")
     report(
         state,
         target,
         write,
         outcome=write.outcome,
-        table_=REJECT,
+        table_=outcomes,
         words={"id": request_id, "who": npub(who) if who else "?", "host": target.label},
         extra={"request_id": request_id},
     )

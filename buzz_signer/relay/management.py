@@ -56,10 +56,7 @@ archived), 500 (the database failed).
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
-import hashlib
 import json
 import logging
 import re
@@ -67,23 +64,21 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple, Protocol
-from urllib.parse import urlsplit
 
 from ..errors import BuzzError, CommunityArchived, InvalidArgument
 from ..keys import RelayKey
 from ..membership import Ban, InviteRecord, JoinRequest, Member
 from ..nip19 import encode_npub
 from ..nip44 import Nip44Error
-from ..nostr import KIND_HTTP_AUTH, is_lower_hex, verify_event
-from .protocol import Community, normalize_host
+from ..nostr import is_lower_hex
+from .nip98 import Refused, ReplayGuard, accept_once, authenticated
+from .protocol import Community
 
-__all__ = ["CONTENT_TYPE", "Management", "ManagementBackend", "ReplayGuard", "may_call"]
+__all__ = ["CONTENT_TYPE", "Management", "ManagementBackend", "may_call"]
 
 log = logging.getLogger("buzz_relay.management")
 
 CONTENT_TYPE = "application/nostr+json+rpc"
-# NIP-98: an auth event's created_at must be this close to the clock.
-AUTH_WINDOW_SECONDS = 60
 MANAGERS = frozenset(("owner", "admin"))
 # create_relay_invite's bounds: uses 1 .. 10,000 (or unlimited), ttl 60 s .. 30 days, and a
 # chosen code 8 to 128 characters of [A-Za-z0-9_-].
@@ -159,14 +154,6 @@ class ManagementBackend(Protocol):
     async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]: ...
 
 
-class Refused(Exception):
-    """An answer other than a result: its HTTP status and message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 class Caller(NamedTuple):
     """Who sent the request: the NIP-98 event's author, and their base role (None: not a
     member)."""
@@ -185,99 +172,6 @@ def may_call(role: str | None, method: str) -> bool:
 def reads_only(method: str) -> bool:
     """The read methods (SPEC §7), which accept one NIP-98 event more than once."""
     return method == "supportedmethods" or method.startswith("list")
-
-
-class ReplayGuard:
-    """The NIP-98 events accepted lately, each kept until it could no longer be fresh.
-
-    One per process: a relay run as several processes behind one address would accept an
-    event once per process (docs/relay.md).
-    """
-
-    def __init__(self) -> None:
-        self._until: dict[str, float] = {}
-
-    def first_use(self, event_id: str, created_at: int, now: float) -> bool:
-        """Record `event_id`; False if it was accepted before (a replay)."""
-        if len(self._until) > 1000:
-            self._until = {k: t for k, t in self._until.items() if t > now}
-        if event_id in self._until:
-            return False
-        self._until[event_id] = created_at + AUTH_WINDOW_SECONDS + 1
-        return True
-
-
-def _tag(event: dict[str, Any], name: str) -> str | None:
-    values = [t[1] for t in event["tags"] if len(t) >= 2 and t[0] == name]
-    return values[0] if len(values) == 1 else None
-
-
-def _names_this_relay(url: str | None, hosts: set[str]) -> bool:
-    """Is `url` this relay's URL: http(s) or ws(s), one of `hosts`, at most a trailing `/`?"""
-    if not url:
-        return False
-    parts = urlsplit(url)
-    return (
-        parts.scheme.lower() in ("http", "https", "ws", "wss")
-        and "@" not in parts.netloc
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-        and not url.endswith(("?", "#"))
-        and normalize_host(url) in hosts
-    )
-
-
-def _decoded_event(header: str | None) -> dict[str, Any]:
-    if not header:
-        raise Refused(401, "auth-required: send a NIP-98 Authorization header")
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "nostr" or not token:
-        raise Refused(401, "invalid: Authorization must be 'Nostr <base64 event>'")
-    try:
-        event = json.loads(base64.b64decode(token.strip(), validate=True))
-    except (binascii.Error, ValueError, RecursionError):
-        raise Refused(401, "invalid: the Authorization event is not base64 JSON") from None
-    if not verify_event(event):
-        raise Refused(401, "invalid: the Authorization event's id or signature does not verify")
-    return event
-
-
-def authenticated(
-    header: str | None, body: bytes, hosts: Iterable[str], now: float
-) -> dict[str, Any]:
-    """The NIP-98 event of an Authorization header that proves its author sent this POST of
-    `body`, whether or not it was used before; Refused (401) when it proves nothing.
-    `hosts`: the hosts its `u` may name."""
-    event = _decoded_event(header)
-    if event["kind"] != KIND_HTTP_AUTH:
-        raise Refused(401, f"invalid: the Authorization event must be of kind {KIND_HTTP_AUTH}")
-    if not _names_this_relay(_tag(event, "u"), set(hosts)):
-        raise Refused(401, "invalid: the Authorization event's u tag is not this relay's URL")
-    if _tag(event, "method") != "POST":
-        raise Refused(401, "invalid: the Authorization event's method tag must be POST")
-    if _tag(event, "payload") != hashlib.sha256(body).hexdigest():
-        raise Refused(401, "invalid: the Authorization event's payload is not the body's sha256")
-    if abs(event["created_at"] - now) > AUTH_WINDOW_SECONDS:
-        raise Refused(
-            401, f"invalid: the Authorization event is not within {AUTH_WINDOW_SECONDS} s of now"
-        )
-    return event
-
-
-def _first_use(event: dict[str, Any], replay: ReplayGuard, now: float) -> None:
-    if not replay.first_use(event["id"], event["created_at"], now):
-        raise Refused(401, "invalid: that Authorization event was used already")
-
-
-def authorize(
-    header: str | None, body: bytes, hosts: Iterable[str], replay: ReplayGuard, now: float
-) -> str:
-    """The pubkey a NIP-98 Authorization header proves for this POST of `body`, once: the
-    same event again is refused (401), as for every method that changes something."""
-    event = authenticated(header, body, hosts, now)
-    _first_use(event, replay, now)
-    return event["pubkey"]
 
 
 # ---------------------------------------------------------------------------- params
@@ -494,7 +388,7 @@ class Management:
             event = authenticated(header, body, hosts, now)
             name, params = self._request(body)
             if not reads_only(name):
-                _first_use(event, self.replay, now)
+                accept_once(event, self.replay, now)
             caller = Caller(
                 event["pubkey"], await self.backend.role_of(community.id, event["pubkey"])
             )

@@ -28,8 +28,9 @@ from .gate import Gate
 from .hub import Hub
 from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
-from .management import Management, ReplayGuard
+from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
+from .nip98 import ReplayGuard
 from .protocol import Community, RelaySession, normalize_host
 
 log = logging.getLogger("buzz_relay")

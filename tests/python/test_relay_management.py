@@ -25,7 +25,8 @@ from relay_fixtures import Person
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
-from buzz_signer.relay.management import Management, Refused, ReplayGuard, authorize
+from buzz_signer.relay.management import Management
+from buzz_signer.relay.nip98 import Refused, ReplayGuard, authorize
 from buzz_signer.relay.protocol import Community
 
 pytest_plugins = ("fixtures_membership",)

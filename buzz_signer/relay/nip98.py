@@ -1,0 +1,127 @@
+"""NIP-98 HTTP auth for NIP-86's POSTs: who sent this request, proven by a kind 27235 event.
+
+`authenticated` checks an Authorization header against the request it came with (this relay's
+URL, POST, the body's sha256, a fresh created_at) and answers the event; `ReplayGuard`
+remembers the events accepted lately, so that a method that changes something accepts each
+one once (`authorize` does both). No HTTP server and no database here.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..nostr import KIND_HTTP_AUTH, verify_event
+from .protocol import normalize_host
+
+__all__ = ["AUTH_WINDOW_SECONDS", "Refused", "ReplayGuard", "accept_once", "authenticated", "authorize"]
+
+# NIP-98: an auth event's created_at must be this close to the clock.
+AUTH_WINDOW_SECONDS = 60
+
+
+class Refused(Exception):
+    """An answer other than a result: its HTTP status and message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class ReplayGuard:
+    """The NIP-98 events accepted lately, each kept until it could no longer be fresh.
+
+    One per process: a relay run as several processes behind one address would accept an
+    event once per process (docs/relay.md).
+    """
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def first_use(self, event_id: str, created_at: int, now: float) -> bool:
+        """Record `event_id`; False if it was accepted before (a replay)."""
+        if len(self._until) > 1000:
+            self._until = {k: t for k, t in self._until.items() if t > now}
+        if event_id in self._until:
+            return False
+        self._until[event_id] = created_at + AUTH_WINDOW_SECONDS + 1
+        return True
+
+
+def _tag(event: dict[str, Any], name: str) -> str | None:
+    values = [t[1] for t in event["tags"] if len(t) >= 2 and t[0] == name]
+    return values[0] if len(values) == 1 else None
+
+
+def _names_this_relay(url: str | None, hosts: set[str]) -> bool:
+    """Is `url` this relay's URL: http(s) or ws(s), one of `hosts`, at most a trailing `/`?"""
+    if not url:
+        return False
+    parts = urlsplit(url)
+    return (
+        parts.scheme.lower() in ("http", "https", "ws", "wss")
+        and "@" not in parts.netloc
+        and parts.path in ("", "/")
+        and not parts.query
+        and not parts.fragment
+        and not url.endswith(("?", "#"))
+        and normalize_host(url) in hosts
+    )
+
+
+def _decoded_event(header: str | None) -> dict[str, Any]:
+    if not header:
+        raise Refused(401, "auth-required: send a NIP-98 Authorization header")
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "nostr" or not token:
+        raise Refused(401, "invalid: Authorization must be 'Nostr <base64 event>'")
+    try:
+        event = json.loads(base64.b64decode(token.strip(), validate=True))
+    except (binascii.Error, ValueError, RecursionError):
+        raise Refused(401, "invalid: the Authorization event is not base64 JSON") from None
+    if not verify_event(event):
+        raise Refused(401, "invalid: the Authorization event's id or signature does not verify")
+    return event
+
+
+def authenticated(
+    header: str | None, body: bytes, hosts: Iterable[str], now: float
+) -> dict[str, Any]:
+    """The NIP-98 event of an Authorization header that proves its author sent this POST of
+    `body`, whether or not it was used before; Refused (401) when it proves nothing.
+    `hosts`: the hosts its `u` may name."""
+    event = _decoded_event(header)
+    if event["kind"] != KIND_HTTP_AUTH:
+        raise Refused(401, f"invalid: the Authorization event must be of kind {KIND_HTTP_AUTH}")
+    if not _names_this_relay(_tag(event, "u"), set(hosts)):
+        raise Refused(401, "invalid: the Authorization event's u tag is not this relay's URL")
+    if _tag(event, "method") != "POST":
+        raise Refused(401, "invalid: the Authorization event's method tag must be POST")
+    if _tag(event, "payload") != hashlib.sha256(body).hexdigest():
+        raise Refused(401, "invalid: the Authorization event's payload is not the body's sha256")
+    if abs(event["created_at"] - now) > AUTH_WINDOW_SECONDS:
+        raise Refused(
+            401, f"invalid: the Authorization event is not within {AUTH_WINDOW_SECONDS} s of now"
+        )
+    return event
+
+
+def accept_once(event: dict[str, Any], replay: ReplayGuard, now: float) -> None:
+    """Refused (401) when `event` was accepted before: for a method that changes something."""
+    if not replay.first_use(event["id"], event["created_at"], now):
+        raise Refused(401, "invalid: that Authorization event was used already")
+
+
+def authorize(
+    header: str | None, body: bytes, hosts: Iterable[str], replay: ReplayGuard, now: float
+) -> str:
+    """The pubkey a NIP-98 Authorization header proves for this POST of `body`, once: the
+    same event again is refused (401), as for every method that changes something."""
+    event = authenticated(header, body, hosts, now)
+    accept_once(event, replay, now)
+    return event["pubkey"]

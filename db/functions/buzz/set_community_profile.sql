@@ -59,8 +59,11 @@ BEGIN
         icon = CASE WHEN p_field = 'icon' THEN p_value ELSE p.icon END,
         updated_at = pg_catalog.now()
     WHERE p.community_id = p_community
-      AND (CASE p_field WHEN 'name' THEN p.name WHEN 'description' THEN p.description
-                        ELSE p.icon END) IS DISTINCT FROM p_value;
+      -- A searched CASE: Citus deparses a simple one with its parameter folded into
+      -- 'name' = true (text = boolean) when it sends the statement to the shard.
+      AND (CASE WHEN p_field = 'name' THEN p.name
+                WHEN p_field = 'description' THEN p.description::text
+                ELSE p.icon END) IS DISTINCT FROM p_value;
     RETURN CASE WHEN FOUND THEN 'updated' ELSE 'unchanged' END;
 END
 $$;

@@ -24,6 +24,7 @@ AS $$
 DECLARE
     v_created_by text := buzz_private.normalize_actor(p_created_by, 'p_created_by', true);
     v_sha256 bytea;
+    v_now timestamptz;
 BEGIN
     IF p_max_uses NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'p_max_uses must be NULL (unlimited) or 1 to 10000'
@@ -50,15 +51,17 @@ BEGIN
                          pg_catalog.uuid_send(pg_catalog.gen_random_uuid())
                          || pg_catalog.uuid_send(pg_catalog.gen_random_uuid())), 'hex'), 32));
     v_sha256 := pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.lower(code), 'UTF8'));
+    -- Read once, as a value: Citus refuses a volatile function in the WHERE of a DELETE on a
+    -- distributed table.
+    v_now := pg_catalog.clock_timestamp();
     IF p_code IS NOT NULL THEN
         DELETE FROM buzz_private.relay_invites i
         WHERE i.community_id = p_community AND i.code_sha256 = v_sha256
-          AND (i.expires_at <= pg_catalog.clock_timestamp() OR i.use_count = i.max_uses);
+          AND (i.expires_at <= v_now OR i.use_count = i.max_uses);
     END IF;
     INSERT INTO buzz_private.relay_invites AS i
         (community_id, code_sha256, created_by, expires_at, max_uses, sealed)
-    VALUES (p_community, v_sha256, v_created_by, pg_catalog.clock_timestamp() + p_ttl,
-            p_max_uses, p_sealed)
+    VALUES (p_community, v_sha256, v_created_by, v_now + p_ttl, p_max_uses, p_sealed)
     ON CONFLICT (community_id, code_sha256) DO NOTHING
     RETURNING i.invite_id, i.expires_at INTO invite_id, expires_at;
     IF NOT FOUND THEN

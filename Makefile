@@ -103,10 +103,10 @@ CITUS_SRC ?= third_party/citus
 LOCALCITUS := $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
 CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
-  citus membership_writes membership_guard roles concurrency role_concurrency stress faults \
-  hostile_input security membership_secrets async_membership bip340_extension cli cli_roles \
-  relay_protocol relay_wire relay_gate relay_nip86 relay_management relay_nostr_tools \
-  relay_nostr_sdk model extension_helpers))
+  citus membership_writes membership_guard roles concurrency role_concurrency ban_concurrency \
+  stress faults hostile_input security membership_secrets async_membership bip340_extension \
+  cli cli_roles relay_protocol relay_wire relay_gate relay_nip86 relay_management \
+  relay_nostr_tools relay_nostr_sdk model extension_helpers))
 
 citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed
 	@if $(PY) -c 'import sys; from buzz_signer.localcitus import citus_installed; sys.exit(not citus_installed())'; then :; \

@@ -1,8 +1,7 @@
 // A NIP-43 client made of nostr-tools, for tests/python/test_relay_nostr_tools.py.
 //
-//   node nip43_client.mjs '<scenario JSON>'     (or the JSON on stdin when there is no argument)
-//   node nip43_client.mjs -                     the JSON as the first line of stdin, so that keys
-//                                               stay off argv while later lines answer "pause"
+//   node nip43_client.mjs -      the scenario JSON as the first line of stdin (its secret keys
+//                                never on argv); later lines answer "pause"
 //
 // The scenario: {"url": ws://..., "relayPubkey": hex, "keys": {name: secret hex}, "steps": [...]}.
 // Each step is one thing a client does, on a named connection ("conn"); every observation is
@@ -45,7 +44,7 @@ import { fetchRelayInformation } from 'nostr-tools/nip11'
 useWebSocketImplementation(WebSocket)
 
 let currentStep = null // index of the step running, named in every line it prints
-let stdinLines = null // the lines of stdin, read by "pause" (after the scenario's line, with -)
+let stdinLines = null // the lines of stdin after the scenario's, read by "pause"
 
 function print(obj) {
   process.stdout.write(JSON.stringify({ step: currentStep, ...obj }) + '\n')
@@ -54,16 +53,11 @@ function print(obj) {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 async function readScenario() {
-  if (process.argv[2] === '-') {
-    stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
-    const line = await stdinLines.next()
-    if (line.done) throw new Error('no scenario on stdin')
-    return JSON.parse(line.value)
-  }
-  if (process.argv[2]) return JSON.parse(process.argv[2])
-  let text = ''
-  for await (const chunk of process.stdin) text += chunk
-  return JSON.parse(text)
+  if (process.argv[2] !== '-') throw new Error('usage: node nip43_client.mjs - (the scenario on stdin)')
+  stdinLines = createInterface({ input: process.stdin })[Symbol.asyncIterator]()
+  const line = await stdinLines.next()
+  if (line.done) throw new Error('no scenario on stdin')
+  return JSON.parse(line.value)
 }
 
 const scenario = await readScenario()
@@ -188,7 +182,6 @@ const steps = {
 
   async pause(step) {
     print({ op: 'pause', label: step.label })
-    stdinLines ??= createInterface({ input: process.stdin })[Symbol.asyncIterator]()
     const line = await stdinLines.next()
     if (line.done) throw new Error('stdin closed during a pause')
   },

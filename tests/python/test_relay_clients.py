@@ -19,29 +19,32 @@ client saw and, through SQL, on what the database holds.
 
 from __future__ import annotations
 
-import json
-import queue
-import shutil
-import subprocess
-import threading
-import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of
+from node_clients import (
+    NODE_DIR,
+    Run,
+    auth,
+    connect,
+    named,
+    node_with,
+    pause,
+    publish,
+    req,
+    run_scenario,
+    tag_of,
+)
 from relay_fixtures import Person
-from test_relay_nostr_tools import Run, auth, connect, named, pause, publish, req, tag_of
 
 from buzz_signer.nip19 import encode_npub
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
-NODE_DIR = Path(__file__).resolve().parents[1] / "node"
-RUN_TIMEOUT = 60.0
 REQUIRES_CLAIM = "restricted: this community requires a claim to join."
 PENDING = "restricted: your request to join is pending approval."
 BANNED = "blocked: you are banned from this community."
@@ -51,25 +54,7 @@ DUPLICATE = "duplicate: you are already a member of this relay."
 @pytest.fixture(scope="session")
 def node() -> str:
     """Node, with tests/node's modules (nostr-tools, welshman) installed by npm ci if missing."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node (20 or later) is needed for the client tests and is not on PATH")
-    modules = NODE_DIR / "node_modules"
-    wanted = ("nostr-tools", "ws", "@welshman/net", "@welshman/util", "@welshman/signer")
-    if not all((modules / name).is_dir() for name in wanted):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"npm is needed to install {NODE_DIR}'s modules and is not on PATH")
-        done = subprocess.run(
-            [npm, "ci", "--prefix", str(NODE_DIR), "--silent", "--no-audit", "--no-fund"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        if done.returncode != 0:
-            pytest.fail(f"npm ci --prefix {NODE_DIR} failed:\n{done.stdout}\n{done.stderr}")
-    return node
+    return node_with("nostr-tools", "ws", "@welshman/net", "@welshman/util", "@welshman/signer")
 
 
 def run_script(
@@ -80,65 +65,7 @@ def run_script(
     steps: Sequence[dict[str, Any]],
     pauses: Sequence[Callable[[Run], None]] = (),
 ) -> Run:
-    """Run one scenario: its JSON (keys included) is the first line of the script's stdin;
-    at the i-th pause, call pauses[i] and let the script go on."""
-    scenario = {
-        "url": relay.url,
-        "relayPubkey": relay.key.pubkey,
-        "keys": {name: person.secret for name, person in keys.items()},
-        "steps": list(steps),
-    }
-    proc = subprocess.Popen(
-        [node, str(NODE_DIR / script), "-"],
-        cwd=NODE_DIR,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    proc.stdin.write(json.dumps(scenario) + "\n")
-    proc.stdin.flush()
-    out: queue.Queue[str | None] = queue.Queue()
-    err: list[str] = []
-
-    def pump_stdout() -> None:
-        for line in proc.stdout:
-            out.put(line)
-        out.put(None)
-
-    threading.Thread(target=pump_stdout, daemon=True).start()
-    threading.Thread(target=lambda: err.extend(proc.stderr), daemon=True).start()
-    run = Run([], "")
-    pending = list(pauses)
-    deadline = time.monotonic() + RUN_TIMEOUT
-    try:
-        while True:
-            try:
-                text = out.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
-                pytest.fail(f"{script} did not finish in {RUN_TIMEOUT} s:\n{run!r}")
-            if text is None:
-                break
-            try:
-                line = json.loads(text)
-            except ValueError:
-                pytest.fail(f"{script} printed a line that is not JSON: {text!r}\n{run!r}")
-            run.lines.append(line)
-            if line["op"] == "pause":
-                assert pending, f"more pauses than callbacks:\n{run!r}"
-                pending.pop(0)(run)
-                proc.stdin.write("go\n")
-                proc.stdin.flush()
-        proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        run.stderr = "".join(err)
-    assert proc.returncode == 0, f"{script} exited {proc.returncode}:\n{run!r}"
-    assert run.lines and run.lines[-1]["op"] == "done", run
-    assert not pending, f"{len(pending)} pause callbacks were not reached:\n{run!r}"
-    return run
+    return run_scenario([node, str(NODE_DIR / script)], relay, keys, steps, pauses)
 
 
 def flotilla(node: str, relay: Any, keys: dict[str, Person], steps: list, pauses=()) -> Run:

@@ -1,5 +1,5 @@
-"""The aiohttp server around the protocol: one port for the websocket, NIP-11, /metrics and
-/healthz. It picks the connection's community, bounds connections per address, and moves
+"""The aiohttp server around the protocol: one port for the websocket, NIP-11, the
+community's page (page.py), /metrics and /healthz. It picks the connection's community, bounds connections per address, and moves
 text between the websocket and a RelaySession; everything else is the protocol's.
 """
 
@@ -31,6 +31,7 @@ from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
 from .nip98 import ReplayGuard
+from .page import ASSET_PREFIX, ASSETS, Assets, asset, member_count, page_response, render
 from .protocol import Community, RelaySession, normalize_host
 
 log = logging.getLogger("buzz_relay")
@@ -132,7 +133,9 @@ def create_app(config: RelayConfig) -> web.Application:
             claim_ttl_seconds=config.claim_ttl_seconds,
         ),
     )
+    app[ASSETS] = Assets.load()
     app.router.add_get("/", root)
+    app.router.add_get(ASSET_PREFIX + "{name}", asset)
     app.router.add_post("/", manage)
     app.router.add_route("OPTIONS", "/", preflight)
     app.router.add_get("/metrics", metrics_page)
@@ -239,11 +242,27 @@ async def root(request: web.Request) -> web.StreamResponse:
             content_type="application/nostr+json",
             headers=CORS_HEADERS,
         )
+    if "text/html" in request.headers.get("Accept", ""):
+        return await community_page(request, community)
     return web.Response(
         text=f"{community.host}: a Nostr relay for NIP-43 membership. "
         "Connect with a websocket; NIP-11 with Accept: application/nostr+json.\n",
         headers=CORS_HEADERS,
     )
+
+
+async def community_page(request: web.Request, community: Community) -> web.Response:
+    """The page a browser gets (page.py): drawn with the profile and the live list's count."""
+    state = request.app[STATE]
+    profile = await _profile(state, community)
+    try:
+        live = await state.backend.live_list(community.id)
+        count = member_count(live.text if live is not None else None)
+    except BuzzError as exc:
+        log.warning("the page without its member count (%s)", type(exc).__name__)
+        count = None
+    state.metrics.request("page", "ok")
+    return page_response(render(community, profile, count, request.app[ASSETS]))
 
 
 async def _profile(state: _State, community: Community) -> CommunityProfile | None:

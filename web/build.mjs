@@ -1,6 +1,6 @@
 // Bundles src/ into the Python package's assets, buzz_signer/web/ (generated, not in git):
-// app.<hash>.js, page.<hash>.css and manifest.json, which names them for the server
-// (buzz_signer/relay/page.py). The hash in a name changes with the content, so the server
+// app.<hash>.js, page.<hash>.css, icon.<hash>.svg and manifest.json, which names them for
+// the server (buzz_signer/relay/page.py). The hash in a name changes with the content, so the server
 // can let browsers keep each file for good. `node build.mjs` (or `npm run build`).
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
@@ -9,7 +9,7 @@ import * as esbuild from 'esbuild'
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const outdir = path.resolve(here, '..', 'buzz_signer', 'web')
-const entries = { 'app.js': 'src/app.js', 'page.css': 'src/page.css' }
+const entries = { 'app.js': 'src/app.js', 'page.css': 'src/page.css', 'icon.svg': 'src/icon.svg' }
 
 const result = await esbuild.build({
   absWorkingDir: here,
@@ -17,6 +17,7 @@ const result = await esbuild.build({
   outdir,
   entryNames: '[name].[hash]',
   bundle: true,
+  loader: { '.svg': 'copy' },
   format: 'esm',
   target: ['es2020', 'chrome100', 'firefox100', 'safari15'],
   minify: true,

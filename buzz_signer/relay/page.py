@@ -50,6 +50,7 @@ ASSET_CACHE = "public, max-age=31536000, immutable"
 CONTENT_TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
 }
 # A member's tag in a list's compact JSON text (SPEC section 2): counted, never parsed.
 MEMBER_TAG = '["member",'
@@ -103,6 +104,8 @@ def render(
     """The page's HTML; every value from the database goes through html.escape."""
     name = escape((profile and profile.name) or community.host)
     head = [f"<title>{name}</title>"]
+    if "icon.svg" in assets.urls:  # ours, so that a browser never asks for /favicon.ico
+        head.append(f'<link rel="icon" href="{escape(assets.urls["icon.svg"])}">')
     if "page.css" in assets.urls:
         head.append(f'<link rel="stylesheet" href="{escape(assets.urls["page.css"])}">')
     if "app.js" in assets.urls:

@@ -49,6 +49,7 @@ class Page(HTMLParser):
         self.by_id: dict[str, dict[str, Any]] = {}
         self.scripts: list[dict[str, str | None]] = []
         self.stylesheets: list[str] = []
+        self.icon: str | None = None
         self.inline_styles = 0
         self._open: list[dict[str, Any]] = []
         self.feed(text)
@@ -62,6 +63,8 @@ class Page(HTMLParser):
             self.scripts.append(attributes)
         if tag == "link" and attributes.get("rel") == "stylesheet":
             self.stylesheets.append(attributes["href"] or "")
+        if tag == "link" and attributes.get("rel") == "icon":
+            self.icon = attributes["href"]
         element = {"tag": tag, "attrs": attributes, "text": ""}
         if "id" in attributes:
             self.by_id[attributes["id"] or ""] = element
@@ -193,10 +196,14 @@ def test_assets_are_hashed_immutable_and_typed(relay: Relay):
     page = get_page(relay.process)[0]
     (script,) = page.scripts
     assert script["type"] == "module"
-    urls = {"app.js": script["src"], "page.css": page.stylesheets[0]}
+    urls = {"app.js": script["src"], "page.css": page.stylesheets[0], "icon.svg": page.icon}
     assert len(page.stylesheets) == 1
     manifest = json.loads((ASSET_DIR / "manifest.json").read_text())
-    types = {"app.js": "text/javascript; charset=utf-8", "page.css": "text/css; charset=utf-8"}
+    types = {
+        "app.js": "text/javascript; charset=utf-8",
+        "page.css": "text/css; charset=utf-8",
+        "icon.svg": "image/svg+xml",
+    }
     for logical, url in urls.items():
         stem, suffix = logical.split(".")
         assert re.fullmatch(rf"/assets/{stem}\.[A-Z0-9]{{8}}\.{suffix}", url or ""), url
@@ -232,7 +239,7 @@ def test_a_page_without_built_assets_still_names_the_community(tmp_path: Path):
         "buzz.example.org",
         "1 member",
     )
-    assert page.scripts == [] and page.stylesheets == []
+    assert page.scripts == [] and page.stylesheets == [] and page.icon is None
 
 
 def test_member_count_reads_the_list_text_without_parsing_it():

@@ -1,6 +1,7 @@
 """The aiohttp server around the protocol: one port for the websocket, NIP-11, the
-community's page (page.py), /metrics and /healthz. It picks the connection's community, bounds connections per address, and moves
-text between the websocket and a RelaySession; everything else is the protocol's.
+community's page (page.py), /metrics and /healthz. It picks the connection's community,
+bounds connections per address, and moves text between the websocket and a RelaySession;
+everything else is the protocol's.
 """
 
 from __future__ import annotations

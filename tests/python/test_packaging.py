@@ -9,7 +9,9 @@ pyproject.toml maps from the repository's db/.
 How, and why so (the test runs in CI, so it is kept to some seconds):
 
 - The build runs on a copy of the files git would put in a clone (tracked and untracked, not
-  ignored), in a temporary directory: setuptools builds in the source tree (build/ and
+  ignored), plus the community page's assets that scripts/setup built into buzz_signer/web
+  (ignored, as generated files are; the wheel must carry them, so that no Node is needed where
+  it is installed), in a temporary directory: setuptools builds in the source tree (build/ and
   *.egg-info), which must not be written in a checkout shared with other work, and whose stale
   build/lib could put files in the wheel that the repository no longer has.
 - The build is isolated (pip installs pyproject's build requirements, setuptools>=68, in its
@@ -31,18 +33,24 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
 import pytest
+from ports import free_port
 from psycopg import sql
 
+from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import url_with_dbname
+from buzz_signer.membership import Membership
 
 REPO = Path(__file__).resolve().parents[2]
 DB = REPO / "db"
+# The page's assets, built from web/ (scripts/setup) and shipped as package data.
+WEB = REPO / "buzz_signer" / "web"
 # What the wheel must carry, as paths under db/ (the package data globs of pyproject.toml).
 SHIPPED_GLOBS = (
     "functions/**/*.sql",
@@ -74,6 +82,12 @@ def shipped_files() -> set[str]:
         for p in DB.glob(pattern)
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def page_assets() -> list[Path]:
+    """The built assets of the community's page, relative to REPO (generated, so ignored)."""
+    assert (WEB / "manifest.json").is_file(), f"no page assets in {WEB}: run scripts/setup"
+    return [p.relative_to(REPO) for p in WEB.iterdir() if p.is_file()]
 
 
 def source_files() -> list[Path]:
@@ -151,7 +165,7 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
 
     # 1. The wheel, built from a copy of the sources.
     src, wheels, venv, elsewhere = (tmp_path / d for d in ("src", "wheels", "venv", "cwd"))
-    for rel in source_files():
+    for rel in source_files() + page_assets():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / rel, src / rel)
     elsewhere.mkdir()
@@ -170,8 +184,10 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
             for n in z.namelist()
             if n.startswith("buzz_signer/db/")
         }
+        web_in_wheel = {n for n in z.namelist() if n.startswith("buzz_signer/web/")}
     assert shipped_files() <= in_wheel, sorted(shipped_files() - in_wheel)
     assert not [n for n in in_wheel if "__pycache__" in n or n.endswith(".pyc")]
+    assert web_in_wheel == {p.as_posix() for p in page_assets()}
 
     # 2. A new virtualenv outside the checkout, with the wheel and its dependencies.
     made = run([sys.executable, "-m", "venv", "--without-pip", venv], elsewhere, env, 120)
@@ -222,9 +238,52 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
             assert count == len(list((DB / "functions" / schema).glob("*.sql"))), schema
         assert c.execute("SELECT version_num FROM public.alembic_version").fetchall() == [(head,)]
 
-    # 5. buzz-relay, once it exists (it is being written).
-    if (REPO / "buzz_signer" / "relay" / "cli.py").is_file():
-        relay = run([bindir / "buzz-relay", "--help"], elsewhere, env, 60)
-        assert relay.returncode == 0, relay.stdout + relay.stderr
+    # 5. The installed buzz-relay serves a community's page and its assets from the wheel.
+    relay = run([bindir / "buzz-relay", "--help"], elsewhere, env, 60)
+    assert relay.returncode == 0, relay.stdout + relay.stderr
+    serves_the_page(bindir, elsewhere, env, scratch_db)
 
     print(f"{time.monotonic() - began:6.1f} s  in all")
+
+
+def serves_the_page(bindir: Path, cwd: Path, env: dict[str, str], db_url: str) -> None:
+    key, host, port = RelayKey.generate(), "page.example.org", free_port()
+    with Membership.connect(db_url, key) as mem:
+        mem.create_community(host, "ab" * 32)
+    proc = subprocess.Popen(
+        [bindir / "buzz-relay", "--listen", f"127.0.0.1:{port}", "--community", host],
+        cwd=cwd,
+        env=env | {"DATABASE_URL": db_url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
+
+    def get(path: str, accept: str = "*/*") -> tuple[int, bytes, str]:
+        url = f"http://127.0.0.1:{port}{path}"
+        request = urllib.request.Request(url, headers={"Accept": accept})
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, answer.read(), answer.headers["Content-Type"]
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()[0].decode(errors="replace")
+            try:
+                get("/healthz")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the installed buzz-relay did not start"
+                time.sleep(0.1)
+        status, page, content_type = get("/", "text/html")
+        assert (status, content_type) == (200, "text/html; charset=utf-8")
+        assert f'<h1 id="community-name">{host}</h1>'.encode() in page
+        assert b'<p id="member-count">1 member</p>' in page
+        manifest = json.loads((WEB / "manifest.json").read_text())
+        for name in manifest.values():
+            assert f"/assets/{name}".encode() in page, name
+            status, body, _ = get(f"/assets/{name}")
+            assert (status, body) == (200, (WEB / name).read_bytes()), name
+    finally:
+        proc.terminate()
+        proc.wait(10)

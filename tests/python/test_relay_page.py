@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import uuid
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -234,7 +235,8 @@ def test_unknown_assets_are_404(relay: Relay, path: str):
 def test_a_page_without_built_assets_still_names_the_community(tmp_path: Path):
     assets = Assets.load(tmp_path)  # no manifest.json: never built
     assert assets.urls == {} and assets.files == {}
-    page = Page(render(Community(None, "buzz.example.org"), None, 1, assets))  # type: ignore[arg-type]
+    community = Community(uuid.uuid4(), "buzz.example.org")
+    page = Page(render(community, None, 1, assets))
     assert (page.text("community-name"), page.text("member-count")) == (
         "buzz.example.org",
         "1 member",

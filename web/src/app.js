@@ -25,6 +25,9 @@ const roleBook = new RoleBook()
 const browser = new MemberBrowser()
 let relayKey = null
 let shownList = null // the verified list on screen
+// The newest verified list's created_at, kept when a later list fails: a list replaces only a
+// newer one, so an old list (genuinely signed, but replaced since) is never shown again.
+let newestSigned = -1
 
 function setStatus(state, text) {
   ui.status.dataset.state = state
@@ -50,7 +53,8 @@ function onList(event) {
   if (event.kind !== KIND_MEMBER_LIST) return
   const why = whyInvalid(event, relayKey)
   if (why) return failList(why)
-  if (shownList && event.created_at <= shownList.created_at) return
+  if (event.created_at <= newestSigned) return
+  newestSigned = event.created_at
   shownList = event
   browser.setMembers(membersOfList(event))
   ui.count.textContent = countText(browser.members.length)

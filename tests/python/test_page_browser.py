@@ -1,0 +1,665 @@
+"""The community's page (SPEC §8) in a real browser: Debian's Chromium, driven by Playwright.
+
+Each test starts a real buzz-relay over its own database (``relay`` and ``start_relay`` of
+relay_fixtures.py), opens the page at the relay's origin, and checks what the page shows against
+the database (``Membership`` reads), which is the truth. Members are added and removed through
+SQL, as any outside service does, and the page must follow without a reload.
+
+A list that fails verification is made by rewriting the relay's 13534 frames on their way into
+the page (Playwright's ``page.route_web_socket``): the relay and the database stay real, only the
+event the page receives is altered (its signature, its id, or its author).
+
+The browser is ``/usr/bin/chromium`` (scripts/setup installs it); Playwright never downloads one.
+A person's NIP-07 signer (``window.nostr``) is injected as an extension injects it, its key kept
+on the Python side (``nip07_signer``).
+
+Screenshots of each state go to each test's temporary directory (they are not compared); with
+``BUZZ_PAGE_SCREENSHOT=1`` the visitor view is also saved as docs/page.png.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+from fixtures_membership import new_host, new_pubkey
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    WebSocketRoute,
+    expect,
+    sync_playwright,
+)
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from relay_fixtures import Person, Relay, RelayProcess
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.membership import Membership
+from buzz_signer.nip19 import encode_npub
+from buzz_signer.nostr import KIND_MEMBERSHIP_LIST, compute_id, verify_event
+
+pytest_plugins = ("fixtures_membership", "relay_fixtures")
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+DOCS_SCREENSHOT = REPO / "docs" / "page.png"
+
+# SPEC §8: every page and asset response carries these.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "referrer-policy": "no-referrer",
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+}
+IMMUTABLE = "public, max-age=31536000, immutable"
+PAGE_SIZE = 100
+ICON_URL = "https://icons.example.org/community.png"
+# A 1x1 PNG, served for ICON_URL by the test (no request leaves the machine).
+ONE_PIXEL_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360f8cff01f0005000201a5f6a4a90000000049454e44ae426082"
+)
+
+# Waits in the page are for something shown, never a duration; this only bounds them.
+expect.set_options(timeout=20_000)
+
+# Everything the page shows of its members, one dict per <li class="member">.
+SHOWN_MEMBERS_JS = """() => [...document.querySelectorAll('#member-list li.member')].map(li => ({
+    pubkey: li.dataset.pubkey,
+    npub: (li.querySelector('code.npub') || {}).textContent,
+    base: (li.querySelector('.base-role') || {}).textContent,
+    roles: [...li.querySelectorAll('.role')].map(s => [s.dataset.role, s.textContent.trim()]),
+}))"""
+
+# Installed before the page's own scripts: what the Content-Security-Policy refused, if anything.
+CSP_WATCH_JS = """
+window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+    window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+# ------------------------------------------------------------------ the browser
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: the page's tests need Debian's chromium package "
+            "(scripts/setup installs it; or apt-get install chromium)"
+        )
+    with sync_playwright() as playwright:
+        # As root Playwright passes --no-sandbox itself.
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+class Visit:
+    """One browser context on the page: everything it requested, and what went wrong in it."""
+
+    def __init__(self, context: BrowserContext, page: Page, origin: str, shots: Path) -> None:
+        self.context = context
+        self.page = page
+        self.origin = origin
+        self.shots = shots
+        self.requests: list[str] = []
+        self.responses: list[Any] = []
+        self.errors: list[str] = []
+        context.on("request", lambda r: self.requests.append(r.url))
+        context.on("response", lambda r: self.responses.append(r))
+        page.on("websocket", lambda ws: self.requests.append(ws.url))
+        page.on("pageerror", lambda exc: self.errors.append(f"page error: {exc}"))
+        page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None
+            ),
+        )
+
+    def open(self) -> Page:
+        self.page.goto(self.origin + "/")
+        return self.page
+
+    def shot(self, name: str, full_page: bool = True) -> Path:
+        path = self.shots / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=full_page)
+        return path
+
+    def csp_violations(self) -> list[str]:
+        return self.page.evaluate("window.__cspViolations || []")
+
+
+@pytest.fixture
+def visit(browser: Browser, tmp_path: Path) -> Iterator[Callable[..., Visit]]:
+    """visit(relay process, **context options) -> a Visit of its page (not yet opened)."""
+    contexts: list[BrowserContext] = []
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+
+    def open_visit(relay: RelayProcess, **options: Any) -> Visit:
+        options = {"timezone_id": "UTC", "locale": "en-US"} | options
+        context = browser.new_context(**options)
+        contexts.append(context)
+        if options.get("java_script_enabled", True):
+            context.add_init_script(CSP_WATCH_JS)
+        # The icon's origin answers from here: the page may load it, nothing leaves the machine.
+        context.route(
+            ICON_URL, lambda route: route.fulfill(body=ONE_PIXEL_PNG, content_type="image/png")
+        )
+        return Visit(context, context.new_page(), relay.http, shots)
+
+    yield open_visit
+    for context in contexts:
+        context.close()
+
+
+def nip07_signer(context: BrowserContext, person: Person) -> None:
+    """window.nostr in every page of `context`, as a NIP-07 extension provides it: getPublicKey
+    and signEvent, signing on this side with the person's key (never in the page, argv or a
+    log)."""
+    key = RelayKey.from_secret(person.secret)
+
+    def sign_event(template: dict[str, Any]) -> dict[str, Any]:
+        event = {
+            "pubkey": key.pubkey,
+            "created_at": int(template["created_at"]),
+            "kind": int(template["kind"]),
+            "tags": template.get("tags", []),
+            "content": template.get("content", ""),
+        }
+        event["id"] = compute_id(event)
+        event["sig"] = key.sign(event["id"])
+        return event
+
+    context.expose_function("__buzzTestSignEvent", sign_event)
+    context.add_init_script(
+        "window.nostr = {"
+        f" getPublicKey: async () => {json.dumps(key.pubkey)},"
+        " signEvent: async (event) => window.__buzzTestSignEvent(event),"
+        " };"
+    )
+
+
+# ------------------------------------------------------------------ what the page shows
+
+
+def shown_members(page: Page) -> list[dict[str, Any]]:
+    return page.evaluate(SHOWN_MEMBERS_JS)
+
+
+def shown_pubkeys(page: Page) -> list[str]:
+    return [m["pubkey"] for m in shown_members(page)]
+
+
+def expect_shown(page: Page, pubkeys: set[str]) -> None:
+    """Wait until the page shows exactly these members."""
+    try:
+        page.wait_for_function(
+            """(want) => JSON.stringify([...document.querySelectorAll('#member-list li.member')]
+                .map(li => li.dataset.pubkey).sort()) === JSON.stringify(want)""",
+            arg=sorted(pubkeys),
+            timeout=20_000,
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"shown {sorted(shown_pubkeys(page))}, not {sorted(pubkeys)}"
+        ) from None
+
+
+def count_text(n: int) -> str:
+    return "1 member" if n == 1 else f"{n} members"
+
+
+def expect_verified(page: Page, count: int) -> None:
+    """The page verified the live list and shows `count` members in all (all pages)."""
+    status = page.locator("#list-status")
+    expect(status).to_have_attribute("data-state", "verified")
+    expect(status).to_have_text(re.compile(r"^\s*Verified list signed \S"))
+    expect(page.locator("#member-count")).to_have_text(count_text(count))
+    expect(page.locator("#member-list li.member")).to_have_count(min(count, PAGE_SIZE))
+
+
+def expect_failed(page: Page, reason: str) -> None:
+    status = page.locator("#list-status")
+    expect(status).to_have_attribute("data-state", "failed")
+    expect(status).to_have_text(re.compile(r"^\s*This member list failed verification:"))
+    text = status.inner_text().replace("\u2019", "'").lower()
+    assert reason in text, f"{reason!r} not named in the status: {text!r}"
+    assert shown_members(page) == []
+
+
+def role_labels(mem: Membership, cid: Any) -> dict[str, str]:
+    """Each defined role's 33534 label, by role id (the database's live definitions)."""
+    labels = {}
+    for event in mem.role_definitions(cid):
+        tags = {t[0]: t[1] for t in event["tags"] if len(t) > 1}
+        labels[tags["d"]] = tags.get("label", tags["d"])
+    return labels
+
+
+def assert_shows_database(page: Page, mem: Membership, cid: Any) -> None:
+    """Every member the page shows is the database's, with its npub, base role and roles."""
+    members = {m.pubkey: m for m in mem.relay_members(cid)}
+    labels = role_labels(mem, cid)
+    shown = shown_members(page)
+    assert len(shown) == min(len(members), PAGE_SIZE)
+    assert len({m["pubkey"] for m in shown}) == len(shown), "a member is shown twice"
+    for item in shown:
+        member = members.get(item["pubkey"])
+        assert member is not None, f"{item['pubkey']} is shown but is not a member"
+        assert (item["npub"] or "").strip() == encode_npub(member.pubkey)
+        assert (item["base"] or "").strip().lower() == member.role
+        assert item["roles"] == [[r, labels[r]] for r in member.roles]
+
+
+def all_pages(page: Page) -> list[list[str]]:
+    """The pubkeys of each page of the list, from page 1 on (clicking next)."""
+    pages = []
+    while True:
+        pages.append(shown_pubkeys(page))
+        total = int(re.search(r"of (\d+)", page.inner_text("#members-page")).group(1))
+        if len(pages) == total:
+            return pages
+        shown = page.inner_text("#members-page")
+        page.click("#members-next")
+        expect(page.locator("#members-page")).not_to_have_text(shown)
+
+
+def tab_to(page: Page, element_id: str, limit: int = 200) -> None:
+    """Press Tab until the element has the focus (fails if it never gets it)."""
+    seen = []
+    for _ in range(limit):
+        page.keyboard.press("Tab")
+        focused = page.evaluate("document.activeElement && document.activeElement.id")
+        if focused == element_id:
+            return
+        seen.append(focused)
+    raise AssertionError(f"Tab never reached #{element_id}; it reached {seen[:40]}")
+
+
+def no_horizontal_overflow(page: Page) -> dict[str, int]:
+    return page.evaluate(
+        """() => {
+            const doc = document.documentElement, list = document.getElementById('member-list');
+            return {doc_scroll: doc.scrollWidth, doc_client: doc.clientWidth,
+                    list_scroll: list.scrollWidth, list_client: list.clientWidth};
+        }"""
+    )
+
+
+# ------------------------------------------------------------------ a list made bad on its way
+
+
+def tampered(frame: str, how: str, impostor: RelayKey) -> str:
+    """The relay's frame, its 13534 event made to fail one check of the page: `signature`
+    (one bit of the sig changed), `id` (a member tag added, the id left as it was) or `author`
+    (re-signed, validly, by a key that is not the relay's)."""
+    message = json.loads(frame)
+    if message[0] != "EVENT" or message[2].get("kind") != KIND_MEMBERSHIP_LIST:
+        return frame
+    event = dict(message[2])
+    if how == "signature":
+        last = int(event["sig"][-1], 16) ^ 1
+        event["sig"] = event["sig"][:-1] + f"{last:x}"
+    elif how == "id":
+        event["tags"] = [*event["tags"], ["member", new_pubkey(), "member"]]
+    elif how == "author":
+        event["pubkey"] = impostor.pubkey
+        event["id"] = compute_id(event)
+        event["sig"] = impostor.sign(event["id"])
+        assert verify_event(event)
+    else:
+        raise ValueError(how)
+    return json.dumps([message[0], message[1], event])
+
+
+def tamper_lists(page: Page, how: dict[str, str | None]) -> None:
+    """Rewrite every 13534 the relay sends this page while how["how"] names a way to."""
+    impostor = RelayKey.generate()
+
+    def route(ws: WebSocketRoute) -> None:
+        server = ws.connect_to_server()
+
+        def to_page(frame: str | bytes) -> None:
+            if isinstance(frame, str) and how["how"] is not None:
+                frame = tampered(frame, how["how"], impostor)
+            ws.send(frame)
+
+        server.on_message(to_page)
+
+    page.route_web_socket(re.compile(r"^ws://127\.0\.0\.1:\d+"), route)
+
+
+# ------------------------------------------------------------------ the visitor's view
+
+
+@pytest.fixture
+def profiled(relay: Relay) -> Relay:
+    """The relay's community with a name, a description and a defined role its member holds."""
+    mem, cid = relay.mem, relay.community_id
+    mem.set_community_profile(cid, "name", "Nightjar Birders")
+    mem.set_community_profile(
+        cid, "description", "Sightings, recordings and the odd field trip, members only."
+    )
+    mem.define_role(cid, "recorder", "Sound recorder", color=200)
+    mem.define_role(cid, "guide", "Field guide", color=20)
+    mem.assign_role(cid, relay.member.pubkey, "recorder")
+    mem.assign_role(cid, relay.member.pubkey, "guide")
+    mem.assign_role(cid, relay.admin.pubkey, "guide")
+    return relay
+
+
+def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
+    relay, mem, cid = profiled, profiled.mem, profiled.community_id
+    v = visit(relay.process)
+    page = v.open()
+    expect(page.locator("#community-name")).to_have_text("Nightjar Birders")
+    expect(page.locator("#community-description")).to_contain_text("Sightings, recordings")
+    expect_verified(page, 3)
+    assert_shows_database(page, mem, cid)
+    # The date and time the list was signed, in the browser's time zone (UTC here).
+    signed = dt.datetime.fromtimestamp(mem.member_list(cid)["created_at"], dt.UTC)
+    assert str(signed.year) in page.inner_text("#list-status")
+    # Each role in its own 33534 color: two hues, two different looks.
+    looks = page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('#member-list .role')].map(
+            s => { const c = getComputedStyle(s);
+                   return [s.dataset.role, [c.color, c.backgroundColor, c.borderColor].join()]; }))"""
+    )
+    assert looks["recorder"] != looks["guide"], looks
+    assert v.csp_violations() == []
+    assert v.errors == []
+    page.evaluate("window.__sameDocument = true")
+    v.shot("visitor")
+    if os.environ.get("BUZZ_PAGE_SCREENSHOT") == "1":
+        page.screenshot(path=str(DOCS_SCREENSHOT), full_page=True)
+
+    # A member added through SQL appears, without a reload; a removed one disappears.
+    newcomer = new_pubkey()
+    assert mem.add_relay_member(cid, newcomer).outcome == "added"
+    expect(page.locator(f'#member-list li.member[data-pubkey="{newcomer}"]')).to_have_count(1)
+    expect_verified(page, 4)
+    assert_shows_database(page, mem, cid)
+    v.shot("member-added")
+
+    mem.remove_relay_member(cid, relay.member.pubkey)
+    expect(page.locator(f'li.member[data-pubkey="{relay.member.pubkey}"]')).to_have_count(0)
+    expect_verified(page, 3)
+    assert_shows_database(page, mem, cid)
+    assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
+    v.shot("member-removed")
+    assert v.csp_violations() == []
+    assert v.errors == []
+
+
+@pytest.mark.parametrize(
+    ("how", "reason"),
+    [
+        ("signature", "bad signature"),
+        ("id", "bad id"),
+        ("author", "not signed by this relay's key"),
+    ],
+)
+def test_a_list_that_fails_verification_shows_no_member(
+    relay: Relay, visit, how: str, reason: str
+) -> None:
+    v = visit(relay.process)
+    tamper_lists(v.page, {"how": how})
+    page = v.open()
+    expect_failed(page, reason)
+    v.shot(f"failed-{how}")
+
+
+def test_a_bad_list_after_a_good_one_empties_the_list(relay: Relay, visit) -> None:
+    v = visit(relay.process)
+    how: dict[str, str | None] = {"how": None}
+    tamper_lists(v.page, how)
+    page = v.open()
+    expect_verified(page, 3)
+    how["how"] = "signature"
+    newcomer = new_pubkey()
+    relay.mem.add_relay_member(relay.community_id, newcomer)
+    expect_failed(page, "bad signature")
+    v.shot("failed-after-verified")
+
+
+def test_the_signer_is_there_for_the_page(relay: Relay, visit) -> None:
+    """The NIP-07 signer the join tests use: present in the page, signing as the person."""
+    v = visit(relay.process)
+    nip07_signer(v.context, relay.member)
+    page = v.open()
+    expect_verified(page, 3)
+    assert page.evaluate("window.nostr.getPublicKey()") == relay.member.pubkey
+    event = page.evaluate(
+        "window.nostr.signEvent({kind: 1, created_at: 1700000000, tags: [], content: 'hi'})"
+    )
+    assert event["pubkey"] == relay.member.pubkey
+    assert verify_event(event)
+    assert v.csp_violations() == []
+
+
+# ------------------------------------------------------------------ a few hundred members
+
+
+@pytest.fixture
+def crowded(relay: Relay) -> Relay:
+    """The relay's community grown to 253 members (3 pages), three of them moderators."""
+    mem, cid = relay.mem, relay.community_id
+    assert mem.add_relay_members(cid, [new_pubkey() for _ in range(250)]).outcome == 250
+    mem.define_role(cid, "moderator", "Moderators", color=300)
+    for pubkey in sorted(m.pubkey for m in mem.relay_members(cid))[:3]:
+        mem.assign_role(cid, pubkey, "moderator")
+    return relay
+
+
+def test_paging_shows_every_member_once(crowded: Relay, visit) -> None:
+    mem, cid = crowded.mem, crowded.community_id
+    v = visit(crowded.process)
+    page = v.open()
+    expect_verified(page, 253)
+    expect(page.locator("#members-page")).to_have_text("page 1 of 3")
+    assert_shows_database(page, mem, cid)
+    v.shot("page-1")
+    pages = all_pages(page)
+    assert [len(p) for p in pages] == [100, 100, 53]
+    everyone = [pk for p in pages for pk in p]
+    assert sorted(everyone) == sorted(m.pubkey for m in mem.relay_members(cid))
+    expect(page.locator("#members-page")).to_have_text("page 3 of 3")
+    v.shot("page-3")
+    page.click("#members-prev")
+    expect(page.locator("#members-page")).to_have_text("page 2 of 3")
+    assert shown_pubkeys(page) == pages[1]
+    assert v.errors == []
+
+
+def test_search_by_npub_hex_prefix_or_role_label(crowded: Relay, visit) -> None:
+    mem, cid = crowded.mem, crowded.community_id
+    members = mem.relay_members(cid)
+    someone, another = members[len(members) // 2].pubkey, members[len(members) // 3].pubkey
+    v = visit(crowded.process)
+    page = v.open()
+    expect_verified(page, 253)
+    search = page.locator("#member-search")
+    expect(page.locator('label[for="member-search"]')).to_have_count(1)
+
+    def search_for(text: str, expected: set[str]) -> None:
+        # From the whole list each time, so that no search passes on the previous one's result.
+        search.fill("")
+        expect(page.locator("#member-list li.member")).to_have_count(PAGE_SIZE)
+        search.fill(text)
+        expect_shown(page, expected)
+
+    hex_prefix = someone[:6]
+    search_for(hex_prefix, {m.pubkey for m in members if m.pubkey.startswith(hex_prefix)})
+    v.shot("search-hex")
+    npub_prefix = encode_npub(another)[:12]
+    search_for(
+        npub_prefix, {m.pubkey for m in members if encode_npub(m.pubkey).startswith(npub_prefix)}
+    )
+    search_for("Moderators", {m.pubkey for m in members if "moderator" in m.roles})
+    v.shot("search-role")
+    search_for("npub1zzzzzzzzzzzzzzzzzz", set())
+    search.fill("")
+    expect(page.locator("#member-list li.member")).to_have_count(PAGE_SIZE)
+    expect(page.locator("#members-page")).to_have_text("page 1 of 3")
+    assert v.errors == []
+
+
+def test_keyboard_reaches_search_and_paging(crowded: Relay, visit) -> None:
+    v = visit(crowded.process)
+    page = v.open()
+    expect_verified(page, 253)
+    tab_to(page, "member-search")
+    prefix = crowded.member.pubkey[:8]
+    page.keyboard.type(prefix)
+    expect(page.locator("#member-list li.member")).to_have_count(
+        sum(m.pubkey.startswith(prefix) for m in crowded.mem.relay_members(crowded.community_id))
+    )
+    page.keyboard.press("Control+A")
+    page.keyboard.press("Backspace")
+    expect(page.locator("#members-page")).to_have_text("page 1 of 3")
+
+    tab_to(page, "members-next")
+    page.keyboard.press("Enter")
+    expect(page.locator("#members-page")).to_have_text("page 2 of 3")
+    page.keyboard.press("Space")  # still on "next"
+    expect(page.locator("#members-page")).to_have_text("page 3 of 3")
+    tab_to(page, "members-prev")
+    page.keyboard.press("Space")
+    expect(page.locator("#members-page")).to_have_text("page 2 of 3")
+    page.keyboard.press("Enter")
+    expect(page.locator("#members-page")).to_have_text("page 1 of 3")
+    v.shot("keyboard")
+
+
+@pytest.mark.parametrize(
+    "screen",
+    [
+        # A phone held upright.
+        pytest.param(
+            {
+                "viewport": {"width": 390, "height": 844},
+                "device_scale_factor": 3,
+                "is_mobile": True,
+                "has_touch": True,
+            },
+            id="phone-390px",
+        ),
+        # A 1280 x 720 window zoomed to 200%: the page is laid out in 640 x 360 CSS pixels,
+        # drawn at two device pixels each, which is what the browser's zoom does.
+        pytest.param(
+            {"viewport": {"width": 640, "height": 360}, "device_scale_factor": 2}, id="zoom-200"
+        ),
+    ],
+)
+def test_readable_narrow_and_zoomed(crowded: Relay, visit, screen: dict[str, Any]) -> None:
+    v = visit(crowded.process, **screen)
+    page = v.open()
+    expect_verified(page, 253)
+    widths = no_horizontal_overflow(page)
+    assert widths["doc_scroll"] <= widths["doc_client"], widths
+    assert widths["list_scroll"] <= widths["list_client"], widths
+    v.shot(f"narrow-{widths['doc_client']}px", full_page=False)
+
+
+# ------------------------------------------------------------------ without JavaScript
+
+
+def test_without_javascript_names_the_community_and_its_count(
+    start_relay, mem: Membership, visit
+) -> None:
+    owner = Person.new()
+    host = new_host()
+    cid = mem.create_community(host, owner.pubkey).details["community_id"]
+    v = visit(start_relay("--community", str(cid)), java_script_enabled=False)
+    page = v.open()
+    # No profile name: the page is named by the community's host; one member, the owner.
+    expect(page.locator("#community-name")).to_have_text(host)
+    expect(page.locator("#member-count")).to_have_text("1 member")
+    expect(page.locator("#community-description")).to_have_count(0)
+    expect(page.locator("#community-icon")).to_have_count(0)
+    v.shot("no-javascript-one-member")
+
+    mem.set_community_profile(cid, "name", "Quiet Corner")
+    for _ in range(4):
+        mem.add_relay_member(cid, new_pubkey())
+    page.reload()
+    expect(page.locator("#community-name")).to_have_text("Quiet Corner")
+    expect(page.locator("#member-count")).to_have_text("5 members")
+    v.shot("no-javascript")
+
+
+# ------------------------------------------------------------------ what leaves, what is sent
+
+
+def test_nothing_leaves_for_another_origin_and_headers_hold(relay: Relay, visit) -> None:
+    mem, cid = relay.mem, relay.community_id
+    mem.set_community_profile(cid, "icon", ICON_URL)
+    v = visit(relay.process)
+    page = v.open()
+    expect_verified(page, 3)
+    icon = page.locator("#community-icon")
+    expect(icon).to_have_attribute("src", ICON_URL)
+    expect(icon).to_have_attribute("alt", "")
+    expect(icon).to_have_js_property("naturalWidth", 1)  # loaded: the CSP lets https: images in
+    v.shot("with-icon")
+
+    origins = {v.origin, "ws" + v.origin.removeprefix("http")}
+    elsewhere = [
+        url
+        for url in v.requests
+        if url != ICON_URL and not any(url == o or url.startswith(o + "/") for o in origins)
+    ]
+    assert elsewhere == []
+    assert ICON_URL in v.requests
+    # The list came over the same-origin websocket, which connect-src 'self' lets through.
+    assert any(url.startswith("ws://") for url in v.requests), v.requests
+
+    # The page and each of its assets (not the NIP-11 document, which clients fetch too).
+    checked = []
+    for response in v.responses:
+        request = response.request
+        if not response.url.startswith(v.origin + "/") or request.resource_type not in (
+            "document",
+            "script",
+            "stylesheet",
+            "image",
+            "font",
+            "manifest",
+        ):
+            continue
+        headers = response.all_headers()
+        where = f"{request.resource_type} {response.url}"
+        assert response.status == 200, where
+        directives = [d.strip() for d in headers.get("content-security-policy", "").split(";")]
+        assert directives == [d.strip() for d in CSP.split(";")], where
+        for name, value in SECURITY_HEADERS.items():
+            assert headers.get(name) == value, f"{where}: {name}"
+        assert "set-cookie" not in headers, where
+        cache = headers.get("cache-control")
+        if request.resource_type == "document":
+            assert cache == "no-cache", where
+        else:
+            assert cache == IMMUTABLE or (cache == "no-cache" and headers.get("etag")), where
+        checked.append(request.resource_type)
+    assert "document" in checked and "script" in checked, checked
+    assert v.context.cookies() == []
+    assert v.csp_violations() == []
+    assert v.errors == []

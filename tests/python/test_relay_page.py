@@ -135,6 +135,7 @@ def test_page_names_the_host_and_counts_the_live_list(relay: Relay):
     assert {"members-prev", "members-next"} <= page.by_id.keys()
     assert page.inline_styles == 0
     assert headers["Cache-Control"] == "no-cache"
+    assert headers["Vary"] == "Accept"  # the same URL answers NIP-11 and plain text too
     assert_secure(headers)
 
     # The count follows the live list: one more member, one more counted.

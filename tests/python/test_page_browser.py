@@ -7,7 +7,8 @@ SQL, as any outside service does, and the page must follow without a reload.
 
 A list that fails verification is made by rewriting the relay's 13534 frames on their way into
 the page (Playwright's ``page.route_web_socket``): the relay and the database stay real, only the
-event the page receives is altered (its signature, its id, or its author).
+event the page receives is altered (its signature, its id, or its author), or an older list the
+relay sent is played to the page again after a newer one.
 
 The browser is ``/usr/bin/chromium`` (scripts/setup installs it); Playwright never downloads one.
 A person's NIP-07 signer (``window.nostr``) is injected as an extension injects it, its key kept
@@ -89,6 +90,18 @@ window.__cspViolations = [];
 document.addEventListener('securitypolicyviolation', (e) => {
     window.__cspViolations.push(e.violatedDirective + ' ' + e.blockedURI);
 });
+"""
+
+
+# Installed before the page's own scripts: each member count the page shows, in order.
+COUNT_HISTORY_JS = """
+window.__countHistory = [];
+new MutationObserver(() => {
+    const count = document.getElementById('member-count');
+    const text = count && count.textContent.trim();
+    const seen = window.__countHistory;
+    if (text && seen[seen.length - 1] !== text) seen.push(text);
+}).observe(document, {subtree: true, childList: true, characterData: true});
 """
 
 
@@ -307,13 +320,16 @@ def no_horizontal_overflow(page: Page) -> dict[str, int]:
 # ------------------------------------------------------------------ a list made bad on its way
 
 
+def is_list_event(frame: str) -> bool:
+    message = json.loads(frame)
+    return message[0] == "EVENT" and message[2].get("kind") == KIND_MEMBERSHIP_LIST
+
+
 def tampered(frame: str, how: str, impostor: RelayKey) -> str:
     """The relay's frame, its 13534 event made to fail one check of the page: `signature`
     (one bit of the sig changed), `id` (a member tag added, the id left as it was) or `author`
     (re-signed, validly, by a key that is not the relay's)."""
     message = json.loads(frame)
-    if message[0] != "EVENT" or message[2].get("kind") != KIND_MEMBERSHIP_LIST:
-        return frame
     event = dict(message[2])
     if how == "signature":
         last = int(event["sig"][-1], 16) ^ 1
@@ -330,21 +346,34 @@ def tampered(frame: str, how: str, impostor: RelayKey) -> str:
     return json.dumps([message[0], message[1], event])
 
 
-def tamper_lists(page: Page, how: dict[str, str | None]) -> None:
-    """Rewrite every 13534 the relay sends this page while how["how"] names a way to."""
-    impostor = RelayKey.generate()
+class ListFeed:
+    """The page's websocket to the relay, passed through this side: every 13534 the relay
+    sends is kept as it came (`lists`) and rewritten while `how` names a way to (tampered);
+    `send` puts a frame of ours into the page, after those already on their way."""
 
-    def route(ws: WebSocketRoute) -> None:
+    def __init__(self, page: Page) -> None:
+        self.how: str | None = None
+        self.lists: list[str] = []
+        self._impostor = RelayKey.generate()
+        self._sockets: list[WebSocketRoute] = []
+        page.route_web_socket(re.compile(r"^ws://127\.0\.0\.1:\d+"), self._route)
+
+    def _route(self, ws: WebSocketRoute) -> None:
+        self._sockets.append(ws)
         server = ws.connect_to_server()
 
         def to_page(frame: str | bytes) -> None:
-            if isinstance(frame, str) and how["how"] is not None:
-                frame = tampered(frame, how["how"], impostor)
+            if isinstance(frame, str) and is_list_event(frame):
+                self.lists.append(frame)
+                if self.how is not None:
+                    frame = tampered(frame, self.how, self._impostor)
             ws.send(frame)
 
         server.on_message(to_page)
 
-    page.route_web_socket(re.compile(r"^ws://127\.0\.0\.1:\d+"), route)
+    def send(self, frame: str) -> None:
+        assert len(self._sockets) == 1, "the page opened more than one websocket"
+        self._sockets[0].send(frame)
 
 
 # ------------------------------------------------------------------ the visitor's view
@@ -421,23 +450,49 @@ def test_a_list_that_fails_verification_shows_no_member(
     relay: Relay, visit, how: str, reason: str
 ) -> None:
     v = visit(relay.process)
-    tamper_lists(v.page, {"how": how})
+    ListFeed(v.page).how = how
     page = v.open()
     expect_failed(page, reason)
     v.shot(f"failed-{how}")
 
 
 def test_a_bad_list_after_a_good_one_empties_the_list(relay: Relay, visit) -> None:
+    mem, cid = relay.mem, relay.community_id
     v = visit(relay.process)
-    how: dict[str, str | None] = {"how": None}
-    tamper_lists(v.page, how)
+    feed = ListFeed(v.page)
     page = v.open()
     expect_verified(page, 3)
-    how["how"] = "signature"
-    newcomer = new_pubkey()
-    relay.mem.add_relay_member(relay.community_id, newcomer)
+    feed.how = "signature"
+    mem.add_relay_member(cid, new_pubkey())
     expect_failed(page, "bad signature")
     v.shot("failed-after-verified")
+    # The next list that verifies is shown again, as the database has it.
+    feed.how = None
+    mem.add_relay_member(cid, new_pubkey())
+    expect_verified(page, 5)
+    assert_shows_database(page, mem, cid)
+    assert v.errors == []
+
+
+def test_an_older_list_never_replaces_a_newer_one(relay: Relay, visit) -> None:
+    """A valid list replayed after a newer one (as a relay in the middle could) is ignored."""
+    mem, cid = relay.mem, relay.community_id
+    v = visit(relay.process)
+    v.context.add_init_script(COUNT_HISTORY_JS)
+    feed = ListFeed(v.page)
+    page = v.open()
+    expect_verified(page, 3)
+    oldest = feed.lists[0]
+    mem.add_relay_member(cid, new_pubkey())
+    expect_verified(page, 4)
+    feed.send(oldest)
+    # Sent after the replay, so the page reads the replay first.
+    mem.add_relay_member(cid, new_pubkey())
+    expect_verified(page, 5)
+    assert_shows_database(page, mem, cid)
+    shown = page.evaluate("window.__countHistory")
+    assert shown[shown.index("4 members") :] == ["4 members", "5 members"], shown
+    assert v.errors == []
 
 
 def test_the_signer_is_there_for_the_page(relay: Relay, visit) -> None:

@@ -432,9 +432,37 @@ def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
     expect(page.locator(f'li.member[data-pubkey="{relay.member.pubkey}"]')).to_have_count(0)
     expect_verified(page, 3)
     assert_shows_database(page, mem, cid)
-    assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
     v.shot("member-removed")
+
+    # A role's new label (a new 33534) is shown without a reload too.
+    mem.define_role(cid, "guide", "Trip leader", color=20)
+    expect(page.locator(f'li.member[data-pubkey="{relay.admin.pubkey}"] .role')).to_have_text(
+        ["Trip leader"]
+    )
+    assert_shows_database(page, mem, cid)
+    assert page.evaluate("window.__sameDocument") is True, "the page reloaded"
     assert v.csp_violations() == []
+    assert v.errors == []
+
+
+def test_markup_in_a_name_or_label_is_shown_as_text(relay: Relay, visit) -> None:
+    mem, cid = relay.mem, relay.community_id
+    name = "<script>document.title='owned'</script>"
+    label = "<img src=/x onerror=alert(1)>"
+    mem.set_community_profile(cid, "name", name)
+    mem.set_community_profile(cid, "description", "<b>bold</b> & <i>plain</i>")
+    mem.define_role(cid, "odd", label)
+    mem.assign_role(cid, relay.member.pubkey, "odd")
+    for javascript in (False, True):
+        v = visit(relay.process, java_script_enabled=javascript)
+        page = v.open()
+        expect(page.locator("#community-name")).to_have_text(name)
+        expect(page.locator("#community-description")).to_have_text("<b>bold</b> & <i>plain</i>")
+        assert page.locator("main script, main img:not(#community-icon), main b").count() == 0
+    expect_verified(page, 3)
+    expect(page.locator(".role[data-role=odd]")).to_have_text(label)
+    assert page.locator("#member-list img").count() == 0
+    assert page.title() != "owned"
     assert v.errors == []
 
 

@@ -47,6 +47,7 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
 from buzz_signer.nostr import KIND_MEMBERSHIP_LIST, compute_id, verify_event
+from buzz_signer.relay.page import ASSET_DIR
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
@@ -115,6 +116,8 @@ def browser() -> Iterator[Browser]:
             f"{CHROMIUM} is missing: the page's tests need Debian's chromium package "
             "(scripts/setup installs it; or apt-get install chromium)"
         )
+    if not (ASSET_DIR / "manifest.json").exists():
+        pytest.fail(f"the page's script is not built in {ASSET_DIR}: scripts/setup builds it")
     with sync_playwright() as playwright:
         # As root Playwright passes --no-sandbox itself.
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM))

@@ -272,7 +272,7 @@ async def _profile(state: _State, community: Community) -> CommunityProfile | No
     try:
         return await state.backend.profile(community.id)
     except BuzzError as exc:
-        log.warning("NIP-11 without the community's profile (%s)", type(exc).__name__)
+        log.warning("served without the community's profile (%s)", type(exc).__name__)
         return None
 
 

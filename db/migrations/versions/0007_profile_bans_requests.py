@@ -106,7 +106,6 @@ DROP FUNCTION IF EXISTS buzz.join_requests(uuid);
 DROP FUNCTION IF EXISTS buzz.approve_join_request(uuid, text, text);
 DROP FUNCTION IF EXISTS buzz.reject_join_request(uuid, text, text);
 DROP FUNCTION IF EXISTS buzz_private.lock_bans(uuid, boolean);
-DROP FUNCTION IF EXISTS buzz_private.is_banned(uuid, text);
 DROP FUNCTION IF EXISTS buzz_private.normalize_note(text, text, integer);
 DROP FUNCTION IF EXISTS buzz_private.normalize_event_id(text, text);
 ALTER TABLE buzz_private.relay_invites DROP COLUMN sealed;

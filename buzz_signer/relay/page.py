@@ -133,6 +133,17 @@ def render(
             *header,
             "</header>",
             *about,
+            # Filled by the script: logging in with the person's NIP-07 signer.
+            '<div id="account">',
+            '<button id="login" type="button" hidden>Log in with your Nostr signer</button>',
+            '<p id="account-name" hidden></p>',
+            '<p id="account-status" role="status"></p>',
+            "</div>",
+            # Filled by the script: joining (an invite link, or a request to join), the
+            # person's own membership, and the owner's and admins' desk.
+            '<section id="join" aria-label="Join" hidden></section>',
+            '<section id="you" aria-label="Your membership" hidden></section>',
+            '<section id="desk" aria-label="Manage the community" hidden></section>',
             '<section id="members" aria-labelledby="members-title">',
             '<h2 id="members-title">Members</h2>',
             f'<p id="member-count">{counted}</p>',

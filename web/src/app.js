@@ -1,10 +1,13 @@
-// The community's page for a visitor: the live member list, checked in the browser, with
-// search and paging. The server has already drawn the name, the description and the count,
-// so the page says who the community is even without JavaScript.
+// The community's page: the live member list, checked in the browser, with search and paging,
+// for anyone; logging in with a NIP-07 signer, for the parts that act (the person's own view,
+// the join by invite link, the desk). The server has already drawn the name, the description
+// and the count, so the page says who the community is even without JavaScript.
+import { startAccount } from './account.js'
 import { MemberBrowser } from './browse.js'
+import { changed, community, watch } from './community.js'
 import { countText, memberItem, membersOfList } from './members.js'
 import { RelayConnection, relayInformation, sameOriginRelayUrl } from './relay.js'
-import { RoleBook, roleFromEvent } from './roles.js'
+import { roleFromEvent } from './roles.js'
 import { whyInvalid } from './verify.js'
 
 const KIND_MEMBER_LIST = 13534
@@ -21,10 +24,7 @@ const ui = {
   page: byId('members-page'),
 }
 
-const roleBook = new RoleBook()
 const browser = new MemberBrowser()
-let relayKey = null
-let shownList = null // the verified list on screen
 // The newest verified list's created_at, kept when a later list fails: a list replaces only a
 // newer one, so an old list (genuinely signed, but replaced since) is never shown again.
 let newestSigned = -1
@@ -35,39 +35,45 @@ function setStatus(state, text) {
 }
 
 function draw() {
-  const view = browser.view(roleBook)
-  ui.list.replaceChildren(...view.members.map((m) => memberItem(m, roleBook)))
+  const view = browser.view(community.roleBook)
+  ui.list.replaceChildren(...view.members.map((m) => memberItem(m, community.roleBook)))
   ui.page.textContent = `page ${view.page} of ${view.pages}`
   ui.prev.disabled = view.page <= 1
   ui.next.disabled = view.page >= view.pages
 }
 
 function failList(reason) {
-  shownList = null
+  community.list = null
+  community.members = []
   browser.setMembers([])
+  // The count the server drew came from the same relay: it is no more trusted than the list.
+  ui.count.textContent = 'Member count unknown'
   setStatus('failed', `This member list failed verification: ${reason}`)
   draw()
+  changed('list')
 }
 
 function onList(event) {
   if (event.kind !== KIND_MEMBER_LIST) return
-  const why = whyInvalid(event, relayKey)
+  const why = whyInvalid(event, community.relayKey)
   if (why) return failList(why)
   if (event.created_at <= newestSigned) return
   newestSigned = event.created_at
-  shownList = event
-  browser.setMembers(membersOfList(event))
-  ui.count.textContent = countText(browser.members.length)
+  community.list = event
+  community.members = membersOfList(event)
+  browser.setMembers(community.members)
+  ui.count.textContent = countText(community.members.length)
   const signed = new Date(event.created_at * 1000).toLocaleString()
   setStatus('verified', `Verified list signed ${signed}`)
   draw()
+  changed('list')
 }
 
 function onRole(event) {
   // A definition that does not verify is left out: its members keep the role's id as label.
-  if (event.kind !== KIND_ROLE || whyInvalid(event, relayKey)) return
+  if (event.kind !== KIND_ROLE || whyInvalid(event, community.relayKey)) return
   const role = roleFromEvent(event)
-  if (role && roleBook.add(role) && shownList) draw()
+  if (role && community.roleBook.add(role)) changed('roles')
 }
 
 async function start() {
@@ -84,22 +90,27 @@ async function start() {
     browser.move(1)
     draw()
   })
+  watch((what) => {
+    if (what === 'roles' && community.list) draw()
+  })
   try {
-    relayKey = (await relayInformation()).self
+    community.relayKey = (await relayInformation()).self
   } catch {
-    relayKey = null
+    community.relayKey = null
   }
-  if (typeof relayKey !== 'string' || !/^[0-9a-f]{64}$/.test(relayKey)) {
+  if (typeof community.relayKey !== 'string' || !/^[0-9a-f]{64}$/.test(community.relayKey)) {
     return failList("the relay's key could not be read from its NIP-11 document")
   }
   const relay = new RelayConnection(sameOriginRelayUrl(window.location))
+  community.relay = relay
   relay.subscribe('list', { kinds: [KIND_MEMBER_LIST], limit: 1 }, onList, () => {
-    if (!shownList && ui.status.dataset.state === 'loading') {
+    if (!community.list && ui.status.dataset.state === 'loading') {
       setStatus('loading', 'The relay has no member list yet.')
     }
   })
   relay.subscribe('roles', { kinds: [KIND_ROLE] }, onRole)
   relay.connect()
+  startAccount()
 }
 
 start()

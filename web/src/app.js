@@ -5,6 +5,8 @@
 import { startAccount } from './account.js'
 import { MemberBrowser } from './browse.js'
 import { changed, community, watch } from './community.js'
+import { startDesk } from './desk.js'
+import { startJoin } from './join.js'
 import { countText, memberItem, membersOfList } from './members.js'
 import { RelayConnection, relayInformation, sameOriginRelayUrl } from './relay.js'
 import { roleFromEvent } from './roles.js'
@@ -111,6 +113,8 @@ async function start() {
   relay.subscribe('roles', { kinds: [KIND_ROLE] }, onRole)
   relay.connect()
   startAccount()
+  startJoin()
+  startDesk()
 }
 
 start()

@@ -3,28 +3,38 @@
 // one can do is the join section's to say.
 import { npubEncode } from 'nostr-tools/nip19'
 import { changed, community } from './community.js'
-import { signerPresent, signerPubkey, waitForSigner } from './signer.js'
+import { signerPubkey, waitForSigner } from './signer.js'
 
 const byId = (id) => document.getElementById(id)
 
+// Logs the signer's person in (once) and resolves their pubkey; throws with a sentence when
+// the signer gives none. The login button comes here, and so does a part that acts for
+// someone not yet logged in (the join button: one click logs in and joins).
+export async function logIn() {
+  if (community.me) return community.me
+  const pubkey = await signerPubkey()
+  if (community.me) return community.me // logged in meanwhile, by another click
+  community.me = pubkey
+  const name = byId('account-name')
+  byId('login').hidden = true
+  name.hidden = false
+  name.textContent = `Logged in as ${npubEncode(pubkey)}`
+  name.title = pubkey
+  changed('me')
+  return pubkey
+}
+
 export async function startAccount() {
   const login = byId('login')
-  const name = byId('account-name')
   const status = byId('account-status')
   if (!(await waitForSigner())) return
-  login.hidden = false
+  login.hidden = Boolean(community.me)
   login.addEventListener('click', async () => {
     status.textContent = ''
     try {
-      community.me = await signerPubkey()
+      await logIn()
     } catch (error) {
       status.textContent = `Could not log in: ${error.message}.`
-      return
     }
-    login.hidden = true
-    name.hidden = false
-    name.textContent = `Logged in as ${npubEncode(community.me)}`
-    name.title = community.me
-    changed('me')
   })
 }

@@ -199,6 +199,13 @@ class DatabaseBackend:
     async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
         return await self._membership(lambda m: m.revoke_relay_invite(community, invite_id))
 
+    async def set_member_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
+        """A member's base role, admin or member: update_relay_member_role's outcome."""
+        write = await self._membership(
+            lambda m: m.update_relay_member_role(community, pubkey, role)
+        )
+        return write.outcome
+
     async def define_role(
         self,
         community: uuid.UUID,

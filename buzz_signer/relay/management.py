@@ -30,6 +30,9 @@ call (none, for most). Every method is one call of the SQL API (SPEC §7):
     listinvites                              -> [{"id", "created_by", "created_at",
                                                   "expires_at", "use_count", "max_uses"}]
                                                 every invite, oldest first, never a code
+    revokeinvite [invite id]                 -> true (revoked), or false when there is no
+                                                such invite (an extension: by the id
+                                                listinvites gives, for invites with no claim)
     listeventsneedingmoderation              -> [{"id", "reason"}] the pending join requests,
                                                 oldest first (reason: who asks, their note)
     allowevent [request id, reason?]         -> true   (the requester is a member now)
@@ -43,6 +46,8 @@ call (none, for most). Every method is one call of the SQL API (SPEC §7):
     unassignrole [pubkey, role id]           -> true (does not hold it now)
     listroles                                -> [{"id", "label", "description", "color",
                                                   "order"}] by id
+    setmemberrole [pubkey, admin|member]     -> "updated" or "unchanged" (an extension: the
+                                                base role; a non-member or the owner: error)
 
 Claims are invite codes a client chose (Flotilla's shared invite link). The database keeps
 only their hash, to claim with, and a copy sealed to the relay key (NIP-44), which only this
@@ -124,6 +129,8 @@ class ManagementBackend(Protocol):
     ) -> tuple[uuid.UUID, str, int]: ...
 
     async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str: ...
+
+    async def set_member_role(self, community: uuid.UUID, pubkey: str, role: str) -> str: ...
 
     async def join_requests(self, community: uuid.UUID) -> list[JoinRequest]: ...
 
@@ -368,6 +375,7 @@ class Management:
             "listclaims": self._listclaims,
             "deleteclaim": self._deleteclaim,
             "listinvites": self._listinvites,
+            "revokeinvite": self._revokeinvite,
             "listeventsneedingmoderation": self._listeventsneedingmoderation,
             "allowevent": self._allowevent,
             "banevent": self._banevent,
@@ -377,6 +385,7 @@ class Management:
             "assignrole": self._assignrole,
             "unassignrole": self._unassignrole,
             "listroles": self._listroles,
+            "setmemberrole": self._setmemberrole,
         }
 
     async def handle(
@@ -536,6 +545,18 @@ class Management:
             for i in await self.backend.invites(community.id)
         ]
 
+    async def _revokeinvite(self, community: Community, caller: Caller, params: list[Any]):
+        # By id, for the invites no claim names (28935's one-use invites, claims sealed to a
+        # rotated key): deleteclaim cannot reach them.
+        _arity(params, 1, 1, "[invite id]")
+        try:
+            invite_id = uuid.UUID(params[0]) if isinstance(params[0], str) else None
+        except ValueError:
+            invite_id = None
+        if invite_id is None:
+            raise Refused(400, "invalid params: [invite id], the id a UUID as listinvites gives")
+        return await self.backend.revoke_invite(community.id, invite_id) == "revoked"
+
     # Join requests: the events needing moderation -----------------------------------
 
     async def _listeventsneedingmoderation(
@@ -603,3 +624,18 @@ class Management:
 
     async def _listroles(self, community: Community, caller: Caller, params: list[Any]):
         return [_role_listing(ev) for ev in await self.backend.role_definitions(community.id)]
+
+    async def _setmemberrole(self, community: Community, caller: Caller, params: list[Any]):
+        # NIP-86 has no method for the base role; the community's page needs one.
+        if len(params) != 2 or not isinstance(params[0], str):
+            raise Refused(400, "invalid params: [pubkey (64 hex characters), admin or member]")
+        pubkey = _pubkey(params)
+        role = _text(params[1], "the role")
+        outcome = await self.backend.set_member_role(community.id, pubkey, role)
+        if outcome == "not_member":
+            raise Refused(400, "invalid params: that pubkey is not a member (allowpubkey it first)")
+        if outcome == "is_owner":
+            raise Refused(
+                400, "restricted: the owner's role changes only by a transfer of ownership"
+            )
+        return outcome

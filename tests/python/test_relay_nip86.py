@@ -76,6 +76,9 @@ METHODS = [
     "assignrole",
     "unassignrole",
     "listroles",
+    # Our extensions, for the community's page (docs/relay.md).
+    "revokeinvite",
+    "setmemberrole",
 ]
 
 
@@ -1197,3 +1200,113 @@ def test_role_methods_on_an_archived_community_are_400(relay, node_client):
     for answer in answers:
         assert refused(answer, 400) == "restricted: this community is archived"
     assert role_state(relay) == unchanged
+
+
+# ---------------------------------------------------------------------------- our extensions
+
+
+@BY
+def test_setmemberrole_changes_the_base_role_with_its_list(relay, node_client, who):
+    actor, member = signer(relay, who), relay.member.pubkey
+    before = relay.mem.member_list(relay.community_id)
+    assert call(node_client, relay, actor, "setmemberrole", member, "admin") == "updated"
+    live(relay, initial(relay) | {member: "admin"})
+    after = relay.mem.member_list(relay.community_id)
+    assert after["created_at"] > before["created_at"]
+    assert ["member", member, "admin"] in after["tags"]
+    # The new admin manages from now on.
+    assert sorted(call(node_client, relay, relay.member, "supportedmethods")) == sorted(METHODS)
+    # As asked already: "unchanged", and nothing changes.
+    unchanged = everything(relay)
+    assert call(node_client, relay, actor, "setmemberrole", member.upper(), "admin") == "unchanged"
+    assert everything(relay) == unchanged
+    # And back, the admin of the fixture too (an admin may demote an admin, as it may remove one).
+    assert call(node_client, relay, actor, "setmemberrole", member, "member") == "updated"
+    assert call(node_client, relay, relay.owner, "setmemberrole", relay.admin.pubkey, "member")
+    live(relay, initial(relay) | {relay.admin.pubkey: "member"})
+    (answer,) = send(node_client, rpc(relay, relay.member, "setmemberrole", member, "admin"))
+    refused(answer, 403)
+    live(relay, initial(relay) | {relay.admin.pubkey: "member"})
+
+
+def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
+    member, stranger = relay.member.pubkey, Person.new().pubkey
+    unchanged = everything(relay)
+    cases = {
+        "the owner": ("setmemberrole", [relay.owner.pubkey, "member"]),
+        "to owner": ("setmemberrole", [member, "owner"]),
+        "a defined role's name": ("setmemberrole", [member, "vip"]),
+        "upper case": ("setmemberrole", [member, "Admin"]),
+        "not a member": ("setmemberrole", [stranger, "admin"]),
+        "not hex": ("setmemberrole", ["not-a-pubkey", "admin"]),
+        "no role": ("setmemberrole", [member]),
+        "role null": ("setmemberrole", [member, None]),
+        "role a number": ("setmemberrole", [member, 1]),
+        "pubkey a number": ("setmemberrole", [7, "admin"]),
+        "three params": ("setmemberrole", [member, "admin", "x"]),
+    }
+    answers = send(node_client, *(rpc(relay, relay.owner, m, *p) for m, p in cases.values()))
+    messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
+    assert "transfer of ownership" in messages["the owner"]
+    assert "admin, member" in messages["to owner"] and "p_role" not in messages["to owner"]
+    assert "not a member" in messages["not a member"]
+    assert "pubkey" in messages["not hex"]
+    assert everything(relay) == unchanged
+    live(relay, initial(relay))
+
+
+@BY
+def test_revokeinvite_by_its_id(relay, node_client, who):
+    actor = signer(relay, who)
+    # A one-use invite of the kind 28935 mints (no claim names it), and a claim.
+    minted = relay.mem.create_relay_invite(relay.community_id, relay.member.pubkey)
+    assert call(node_client, relay, actor, "createclaim", "shared-link-9", 3, 3600) is True
+    listed = call(node_client, relay, actor, "listinvites")
+    assert [i["id"] for i in listed] == [str(r["invite_id"]) for r in invites(relay)]
+    claim_id = next(i["id"] for i in listed if i["id"] != str(minted.invite_id))
+
+    assert call(node_client, relay, actor, "revokeinvite", str(minted.invite_id)) is True
+    assert [str(r["invite_id"]) for r in invites(relay)] == [claim_id]
+    assert claim_over_websocket(relay, Person.new(), minted.code) == (
+        False,
+        "restricted: that invite code is invalid.",
+    )
+    # A claim's invite too, by its id (the way to one sealed before a key rotation).
+    assert call(node_client, relay, actor, "revokeinvite", claim_id.upper()) is True
+    assert invites(relay) == [] and call(node_client, relay, actor, "listclaims") == []
+    assert claim_over_websocket(relay, Person.new(), "shared-link-9")[0] is False
+    # No such invite (any more, or ever): false, nothing changes.
+    unchanged = everything(relay)
+    for invite_id in (str(minted.invite_id), "00000000-0000-4000-8000-000000000000"):
+        assert call(node_client, relay, actor, "revokeinvite", invite_id) is False
+    assert everything(relay) == unchanged
+    live(relay, initial(relay))
+
+
+def test_revokeinvite_refusals(relay, node_client):
+    invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
+    unchanged = everything(relay)
+    bad = {
+        "no params": [],
+        "not a uuid": ["not-a-uuid"],
+        "a number": [5],
+        "null": [None],
+        "two": [str(invite.invite_id), "x"],
+    }
+    answers = send(
+        node_client, *(rpc(relay, relay.owner, "revokeinvite", *p) for p in bad.values())
+    )
+    for answer in answers:
+        assert "invite id" in refused(answer, 400)
+    # Not the owner or an admin: 403, whoever they are.
+    answers = send(
+        node_client,
+        rpc(relay, relay.member, "revokeinvite", str(invite.invite_id)),
+        rpc(relay, None, "revokeinvite", str(invite.invite_id)),
+        rpc(relay, relay.member, "setmemberrole", relay.member.pubkey, "admin"),
+        rpc(relay, None, "setmemberrole", relay.member.pubkey, "admin"),
+    )
+    for answer in answers:
+        assert refused(answer, 403).startswith("restricted:")
+    assert everything(relay) == unchanged
+    assert claim_over_websocket(relay, Person.new(), invite.code)[0] is True

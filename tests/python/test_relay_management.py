@@ -457,6 +457,7 @@ ALL_METHODS = {
     *("createclaim", "listclaims", "deleteclaim", "listinvites"),
     *("listeventsneedingmoderation", "allowevent", "banevent"),
     *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
+    *("revokeinvite", "setmemberrole"),  # our extensions, for the community's page
 }
 
 

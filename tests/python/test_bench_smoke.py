@@ -1,5 +1,5 @@
-"""`python -m bench.run --quick` and `python -m bench.wire --quick` run to the end and write
-every figure into their JSON.
+"""`python -m bench.run --quick`, `python -m bench.wire --quick` and `python -m bench.page
+--quick` run to the end and write every figure into their JSON.
 
 No timing is asserted: the machine is shared, and the benchmark's job is to report, not to
 fail. The run uses a database of its own on the test server and drops it afterwards.
@@ -133,3 +133,29 @@ def test_quick_wire_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
     assert figures["join_ratio"] > 0
     assert figures[f"rss_mb_{n}_connections"] > 0
     assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 4
+
+
+def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
+    db = f"buzz_bench_page_smoke_{os.getpid()}"
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.page", "--quick", "--admin-url", admin_url,
+         "--db", db, "--out", str(tmp_path), "--drop"],
+        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((tmp_path / "page.json").read_text())
+    plan, figures = results["plan"], results["figures"]
+    assert results["sizes"] == [plan["size"], 10]
+    keys = ("open_ms", "open_frame_ms", "open_list_arrived_ms", "open_in_page_ms", "update_ms",
+            "search_role_ms", "search_role_frame_ms", "search_npub_ms", "search_npub_frame_ms")  # fmt: skip
+    samples = {"open": plan["opens"], "update": plan["updates"], "search": plan["searches"]}
+    assert set(figures) == {f"{k}@{size}" for k in keys for size in results["sizes"]}
+    for key, f in figures.items():
+        assert f["n"] == samples[key.split("_")[0]], key
+        assert f["min"] <= f["median"] <= f["p90"] <= f["max"], key
+        baseline = figures[key.split("@")[0] + "@10"]
+        assert f["ratio_of"] == key.split("@")[0] + "@10", key
+        if baseline["median"] > 0:  # a 10-member search can take less than the clock's step
+            assert f["ratio"] == f["median"] / baseline["median"], key
+    assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 2

@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -54,6 +55,10 @@ CONTENT_TYPES = {
 }
 # A member's tag in a list's compact JSON text (SPEC section 2): counted, never parsed.
 MEMBER_TAG = '["member",'
+# Where a person without a NIP-07 signer can take an invite instead (SPEC section 8).
+FLOTILLA_JOIN = "https://app.flotilla.social/join"
+# What encodeURIComponent leaves as it is, so that the server's link and the script's agree.
+URI_COMPONENT_SAFE = "!*'()"
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,33 @@ class Assets:
 ASSETS = web.AppKey("buzz_relay_page_assets", Assets)
 
 
+@dataclass(frozen=True)
+class InviteLink:
+    """The invite code of a page opened at /?claim=<code>, and the relay's URL as clients
+    name it (wss://host behind https, ws://host:port over plain http)."""
+
+    code: str
+    relay_url: str
+
+    @classmethod
+    def of(cls, request: web.Request) -> InviteLink | None:
+        code = request.query.get("claim", "")
+        if not code:
+            return None
+        # Behind a TLS proxy the relay sees plain http; the proxy's word is trusted only for
+        # this link, shown to the person who sent it (and redrawn by the script from the
+        # address the browser really used).
+        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+        secure = request.secure or forwarded == "https"
+        return cls(code, f"{'wss' if secure else 'ws'}://{request.host}")
+
+    @property
+    def flotilla(self) -> str:
+        """Flotilla's join link for this code, as the script builds it too."""
+        r = quote(self.relay_url, safe=URI_COMPONENT_SAFE)
+        return f"{FLOTILLA_JOIN}?r={r}&c={quote(self.code, safe=URI_COMPONENT_SAFE)}"
+
+
 def member_count(list_text: str | None) -> int | None:
     """The number of members of a live list given as its JSON text (None: no list)."""
     return None if list_text is None else list_text.count(MEMBER_TAG)
@@ -95,13 +127,47 @@ def count_text(count: int) -> str:
     return "1 member" if count == 1 else f"{count} members"
 
 
+def join_section(name: str, policy: str | None, invite: InviteLink | None) -> list[str]:
+    """#join: its heading and the join policy for the script (which draws the buttons), and
+    for an invite link what works without a script or a signer: the code and a Flotilla
+    link. `name` is escaped already; the code and the URLs are escaped here."""
+    policy_attr = f' data-join-policy="{escape(policy)}"' if policy else ""
+    if invite is None:
+        return [
+            f'<section id="join" aria-labelledby="join-title"{policy_attr} hidden>',
+            f'<h2 id="join-title">Join {name}</h2>',
+            "</section>",
+        ]
+    return [
+        f'<section id="join" aria-labelledby="join-title"{policy_attr} data-invite>',
+        f'<h2 id="join-title">Join {name}</h2>',
+        f'<p id="join-invited">You are invited to join {name}.</p>',
+        '<div id="join-no-signer">',
+        (
+            "<p>To join from this page you need a Nostr signer: a browser extension (NIP-07)"
+            ' such as <a href="https://github.com/fiatjaf/nos2x">nos2x</a> or'
+            ' <a href="https://getalby.com/">Alby</a>. Or take your invite code to a Nostr'
+            " client.</p>"
+        ),
+        f'<p>Your invite code: <code id="join-code">{escape(invite.code)}</code></p>',
+        (
+            f'<p><a id="join-flotilla" href="{escape(invite.flotilla)}"'
+            f' rel="noopener noreferrer">Join {name} with Flotilla</a></p>'
+        ),
+        "</div>",
+        "</section>",
+    ]
+
+
 def render(
     community: Community,
     profile: CommunityProfile | None,
     count: int | None,
     assets: Assets,
+    invite: InviteLink | None = None,
 ) -> str:
-    """The page's HTML; every value from the database goes through html.escape."""
+    """The page's HTML; every value from the database, and the invite code of the URL, goes
+    through html.escape."""
     name = escape((profile and profile.name) or community.host)
     head = [f"<title>{name}</title>"]
     if "icon.svg" in assets.urls:  # ours, so that a browser never asks for /favicon.ico
@@ -139,9 +205,9 @@ def render(
             '<p id="account-name" hidden></p>',
             '<p id="account-status" role="status"></p>',
             "</div>",
-            # Filled by the script: joining (an invite link, or a request to join), the
-            # person's own membership, and the owner's and admins' desk.
-            '<section id="join" aria-label="Join" hidden></section>',
+            # Joining (an invite link, or a request to join) and the person's own membership,
+            # filled by the script; then the owner's and admins' desk, the same.
+            *join_section(name, profile and profile.join_policy, invite),
             '<section id="you" aria-label="Your membership" hidden></section>',
             '<section id="desk" aria-label="Manage the community" hidden></section>',
             '<section id="members" aria-labelledby="members-title">',

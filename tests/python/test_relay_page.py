@@ -13,6 +13,7 @@ import uuid
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import aiohttp
 import pytest
@@ -21,8 +22,8 @@ pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import new_host
 from relay_fixtures import Person, Relay, RelayProcess
 
-from buzz_signer.membership import Membership
-from buzz_signer.relay.page import ASSET_DIR, Assets, member_count, render
+from buzz_signer.membership import CommunityProfile, Membership
+from buzz_signer.relay.page import ASSET_DIR, Assets, InviteLink, member_count, render
 from buzz_signer.relay.protocol import Community
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
@@ -84,8 +85,10 @@ class Page(HTMLParser):
         return self.by_id[element_id]["text"].strip()
 
 
-def get_page(process: RelayProcess) -> tuple[Page, str, Any]:
-    status, body, headers = process.get("/", HTML)
+def get_page(
+    process: RelayProcess, path: str = "/", headers: dict[str, str] | None = None
+) -> tuple[Page, str, Any]:
+    status, body, headers = process.get(path, HTML | (headers or {}))
     assert status == 200, body
     assert headers["Content-Type"] == "text/html; charset=utf-8"
     return Page(body), body, headers
@@ -189,6 +192,91 @@ def test_unknown_host_gets_no_page(start_relay, mem: Membership):
     status, body, _ = process.get("/", HTML | {"Host": "nowhere.example.org"})
     assert status == 404
     assert "<h1" not in body
+
+
+# ------------------------------------------------------------------ joining
+
+
+FLOTILLA = "https://app.flotilla.social/join"
+
+
+def test_join_section_carries_the_join_policy(relay: Relay):
+    """Without an invite link #join is the script's to fill (hidden until then); the server
+    tells it the join policy, so the page needs no call to learn it."""
+    for policy in ("invite", "request", "open"):
+        relay.mem.set_join_policy(relay.community_id, policy)
+        page = get_page(relay.process)[0]
+        join = page.by_id["join"]
+        assert (join["tag"], join["attrs"]["data-join-policy"]) == ("section", policy)
+        assert "hidden" in join["attrs"] and "data-invite" not in join["attrs"]
+        assert page.text("join-title") == f"Join {relay.host}"
+        assert {"join-code", "join-flotilla", "join-no-signer"}.isdisjoint(page.by_id)
+    # An empty claim is no invite.
+    assert "join-code" not in get_page(relay.process, "/?claim=")[0].by_id
+
+
+def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay):
+    """What works without a script or a signer: the code, and Flotilla's join link with the
+    relay's URL as clients name it. The code stays out of the relay's log."""
+    relay.mem.set_community_profile(relay.community_id, "name", "Nightjar Birders")
+    code = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey).code
+    page, _, headers = get_page(relay.process, f"/?claim={code}")
+    join = page.by_id["join"]
+    assert "hidden" not in join["attrs"] and "data-invite" in join["attrs"]
+    assert join["attrs"]["data-join-policy"] == "invite"
+    assert page.text("join-title") == "Join Nightjar Birders"
+    assert page.text("join-code") == code
+    assert page.by_id["join-code"]["tag"] == "code"
+    flotilla = page.by_id["join-flotilla"]
+    assert flotilla["attrs"]["href"] == (
+        f"{FLOTILLA}?r=ws%3A%2F%2F127.0.0.1%3A{relay.process.port}&c={code}"
+    )
+    assert flotilla["tag"] == "a" and flotilla["text"] == "Join Nightjar Birders with Flotilla"
+    help_text = page.text("join-no-signer")
+    assert "NIP-07" in help_text and "nos2x" in help_text and "Alby" in help_text
+    assert page.inline_styles == 0
+    assert headers["Cache-Control"] == "no-cache"
+    assert_secure(headers)  # no-referrer: the code is not sent on by a link followed
+    # Behind a TLS proxy: wss://, and the host the browser used, without a port.
+    page = get_page(
+        relay.process,
+        f"/?claim={code}",
+        {"Host": "birders.example.org", "X-Forwarded-Proto": "https"},
+    )[0]
+    assert page.by_id["join-flotilla"]["attrs"]["href"] == (
+        f"{FLOTILLA}?r=wss%3A%2F%2Fbirders.example.org&c={code}"
+    )
+    assert code not in relay.process.log()
+
+
+def test_a_hostile_claim_is_text_and_the_link_is_encoded(relay: Relay):
+    code = "\"><script>alert(1)</script><a href='x'>&amp;=1"
+    page, body, _ = get_page(relay.process, "/?claim=" + quote(code, safe=""))
+    assert page.text("join-code") == code
+    assert page.scripts == [{"type": "module", "src": Assets.load().urls["app.js"]}]
+    assert "<script>alert" not in body and "<a href='x'>" not in body
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    # Encoded as the script's encodeURIComponent does it, then escaped into the attribute.
+    encoded = "%22%3E%3Cscript%3Ealert(1)%3C%2Fscript%3E%3Ca%20href%3D'x'%3E%26amp%3B%3D1"
+    href = page.by_id["join-flotilla"]["attrs"]["href"]
+    assert href == f"{FLOTILLA}?r=ws%3A%2F%2F127.0.0.1%3A{relay.process.port}&c={encoded}"
+    assert f"&amp;c={encoded.replace(chr(39), '&#x27;')}\"" in body
+
+
+def test_render_draws_the_invite_without_a_database(tmp_path: Path):
+    community = Community(uuid.uuid4(), "buzz.example.org")
+    invite = InviteLink("Spring_2026-birders", "wss://buzz.example.org")
+    page = Page(render(community, None, None, Assets.load(tmp_path), invite))
+    # The database did not answer: no policy is claimed, and the invite is still offered.
+    assert "data-join-policy" not in page.by_id["join"]["attrs"]
+    assert page.text("join-code") == "Spring_2026-birders"
+    assert page.by_id["join-flotilla"]["attrs"]["href"] == (
+        f"{FLOTILLA}?r=wss%3A%2F%2Fbuzz.example.org&c=Spring_2026-birders"
+    )
+    profile = CommunityProfile("Birders & Co", None, None, "request")
+    page = Page(render(community, profile, 1, Assets.load(tmp_path)))
+    assert page.by_id["join"]["attrs"]["data-join-policy"] == "request"
+    assert page.text("join-title") == "Join Birders & Co"
 
 
 # ------------------------------------------------------------------ the assets

@@ -32,7 +32,16 @@ from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
 from .nip98 import ReplayGuard
-from .page import ASSET_PREFIX, ASSETS, Assets, asset, member_count, page_response, render
+from .page import (
+    ASSET_PREFIX,
+    ASSETS,
+    Assets,
+    InviteLink,
+    asset,
+    member_count,
+    page_response,
+    render,
+)
 from .protocol import Community, RelaySession, normalize_host
 
 log = logging.getLogger("buzz_relay")
@@ -263,7 +272,8 @@ async def community_page(request: web.Request, community: Community) -> web.Resp
         log.warning("the page without its member count (%s)", type(exc).__name__)
         count = None
     state.metrics.request("page", "ok")
-    return page_response(render(community, profile, count, request.app[ASSETS]))
+    invite = InviteLink.of(request)  # /?claim=<code>: an invite link
+    return page_response(render(community, profile, count, request.app[ASSETS], invite))
 
 
 async def _profile(state: _State, community: Community) -> CommunityProfile | None:

@@ -49,7 +49,8 @@ FROM unnest(ARRAY['buzz_private.relay_members', 'buzz_private.member_lists',
                   'buzz_private.policy_acceptances', 'buzz_private.relay_allowlist',
                   'buzz_private.relay_invites', 'buzz_private.roles',
                   'buzz_private.role_events', 'buzz_private.community_profiles',
-                  'buzz_private.banned_pubkeys', 'buzz_private.join_requests']::regclass[]) WITH ORDINALITY AS d (t, n)
+                  'buzz_private.banned_pubkeys', 'buzz_private.join_requests',
+                  'buzz_private.invite_quotas']::regclass[]) WITH ORDINALITY AS d (t, n)
 WHERE NOT EXISTS (SELECT FROM citus_tables c
                   WHERE c.table_name = d.t AND c.citus_table_type = 'distributed')
 ORDER BY d.n;

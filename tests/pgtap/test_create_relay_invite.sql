@@ -25,6 +25,10 @@ SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('archived.example.org') AS archived \gset
 SELECT pg_temp.community('other.example.org') AS other_c \gset
 SELECT buzz.archive_community(:'archived') AS archive_outcome \gset
+-- pk(3) creates invites too: an admin, whose quota is unlimited by default (the quotas
+-- themselves: test_invite_quotas).
+SELECT buzz.add_relay_member(:'c', pg_temp.pk(3), 'admin') AS setup_admin \gset
+SELECT pg_temp.flush() AS setup_published \gset
 
 -- The code and the defaults
 SELECT clock_timestamp() AS before \gset

@@ -1,6 +1,7 @@
 -- buzz.delete_community(p_community uuid) -> text
 -- Outcomes deleted / not_found; the community's members, list, events, invites, allowlist,
--- policy acceptances, role definitions and role events, profile, bans and join requests go with it (no kind 5 either); no list and no 8001 are written (also when it changed earlier
+-- policy acceptances, role definitions and role events, profile, bans, join requests and invite
+-- quotas go with it (no kind 5 either); no list and no 8001 are written (also when it changed earlier
 -- in the same transaction, or after prepare); other communities keep their lists; and who may
 -- call it.
 BEGIN;
@@ -22,12 +23,13 @@ BEGIN ATOMIC
     UNION ALL SELECT 'role_events', count(*) FROM buzz_private.role_events t WHERE t.community_id = p_community
     UNION ALL SELECT 'community_profiles', count(*) FROM buzz_private.community_profiles t WHERE t.community_id = p_community
     UNION ALL SELECT 'banned_pubkeys', count(*) FROM buzz_private.banned_pubkeys t WHERE t.community_id = p_community
-    UNION ALL SELECT 'join_requests', count(*) FROM buzz_private.join_requests t WHERE t.community_id = p_community;
+    UNION ALL SELECT 'join_requests', count(*) FROM buzz_private.join_requests t WHERE t.community_id = p_community
+    UNION ALL SELECT 'invite_quotas', count(*) FROM buzz_private.invite_quotas t WHERE t.community_id = p_community;
 END;
 CREATE FUNCTION pg_temp.nothing_left(p_community uuid, p_description text) RETURNS text LANGUAGE sql
 RETURN is_empty(format('SELECT * FROM pg_temp.leftovers(%L) WHERE n > 0', p_community), p_description);
 
-SELECT plan(37);
+SELECT plan(38);
 
 SELECT pg_temp.community() AS c \gset
 SELECT pg_temp.community('other.example.org') AS other \gset
@@ -38,13 +40,14 @@ SELECT lives_ok(format('SELECT * FROM buzz.create_relay_invite(%L, %L)', :'c', p
 SELECT is(buzz.set_join_policy(:'c', 'request'), 'updated', '... a join policy set');
 SELECT is(buzz.request_membership(:'c', pg_temp.pk(5), repeat('e', 64)), 'requested', '... a join request');
 SELECT is(buzz.ban_pubkey(:'c', pg_temp.pk(6)), 'banned', '... a pubkey banned');
+SELECT is(buzz.set_invite_quota(:'c', 'member', 2), 'updated', '... an invite quota set');
 SELECT is(pg_temp.flush(), 4, '... published');
 SELECT set_eq($$SELECT c.relname::text FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
                  WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'p')
                    AND c.relpersistence = 'p' AND a.attname = 'community_id' AND NOT a.attisdropped$$,
               $$SELECT l.tbl FROM pg_temp.leftovers(NULL) l$$,
               'leftovers counts every stored table that holds rows of a community (no kept copy of the list)');
-SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 13::bigint,
+SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 14::bigint,
           'the community has rows in every table');
 
 SELECT is(buzz.delete_community(:'c'), 'deleted', 'delete: deleted');

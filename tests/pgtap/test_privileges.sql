@@ -1,9 +1,10 @@
 -- Roles and privileges (SPEC section 4).
 -- Every function in schema buzz: SECURITY DEFINER, owned by buzz_owner, search_path pinned
--- to pg_catalog, pg_temp (docs/design.md: why not empty), not executable by PUBLIC; buzz_writer may execute all of them, buzz_reader exactly
+-- to pg_catalog, pg_temp (docs/design.md: why not empty), not executable by PUBLIC; buzz_writer may execute all of them but
+-- rotate_relay_key, which buzz_key_admin alone may (SPEC section 4), buzz_reader exactly
 -- the read functions; neither may touch buzz_private (no USAGE, no table privilege, no
 -- function), checked in the catalog and by real attempts under SET LOCAL ROLE (42501); the
--- three roles are NOLOGIN; the advisory lock functions and every buzz_private function are
+-- four roles are NOLOGIN; the advisory lock functions and every buzz_private function are
 -- not executable by PUBLIC. Every buzz_private helper pins the same search_path too, but those
 -- inlined into their callers (SQL-standard bodies, not SECURITY DEFINER, setting nothing), which
 -- are exactly the known ones. The role tables (roles, role_events) alike.
@@ -26,6 +27,7 @@ INSERT INTO api VALUES
     ('set_community_profile', false), ('ban_pubkey', false), ('unban_pubkey', false),
     ('set_join_policy', false), ('request_membership', false), ('approve_join_request', false),
     ('reject_join_request', false),
+    ('set_invite_quota', false), ('invites_left', true), ('invite_quotas', true),
     ('community_profile', true), ('banned_pubkeys', true), ('join_requests', true),
     ('community_id', true), ('relay_members', true), ('member_list', true),
     ('membership_events', true), ('member_list_drift', true), ('communities', true),
@@ -56,7 +58,7 @@ RETURN EXISTS (SELECT FROM pg_proc p, aclexplode(coalesce(p.proacl, acldefault('
 -- A role with no grant at all, for real attempts (gone at ROLLBACK).
 CREATE ROLE buzz_pgtap_privileges_stranger NOLOGIN;
 
-SELECT plan(71);
+SELECT plan(75);
 
 -- The signature check: buzz_private.bip340_verify, of the buzz_bip340 extension
 SELECT is((SELECT e.extnamespace::regnamespace::text FROM pg_extension e WHERE e.extname = 'buzz_bip340'),
@@ -97,9 +99,22 @@ SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f WHERE f.schema = 'buzz' AND pg_
 SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
                   WHERE f.schema = 'buzz' AND has_function_privilege('public', f.oid, 'EXECUTE')$$,
                 '... (has_function_privilege agrees)');
-SELECT is_empty($$SELECT f.fn FROM pg_temp.fns f
-                  WHERE f.schema = 'buzz' AND NOT has_function_privilege('buzz_writer', f.oid, 'EXECUTE')$$,
-                'buzz_writer may execute every buzz function');
+SELECT set_eq($$SELECT f.name FROM pg_temp.fns f
+               WHERE f.schema = 'buzz' AND NOT has_function_privilege('buzz_writer', f.oid, 'EXECUTE')$$,
+              ARRAY['rotate_relay_key'],
+              'buzz_writer may execute every buzz function but rotate_relay_key');
+SELECT set_eq($$SELECT f.name FROM pg_temp.fns f
+               WHERE f.schema = 'buzz' AND has_function_privilege('buzz_key_admin', f.oid, 'EXECUTE')
+                 AND NOT has_function_privilege('buzz_writer', f.oid, 'EXECUTE')$$,
+              ARRAY['rotate_relay_key'],
+              'buzz_key_admin may execute rotate_relay_key, and otherwise what buzz_writer may');
+SELECT is_empty($$SELECT a.grantee::regrole FROM pg_proc p, aclexplode(p.proacl) a
+                  WHERE p.oid = 'buzz.rotate_relay_key(text, integer)'::regprocedure
+                    AND a.privilege_type = 'EXECUTE' AND a.grantee <> p.proowner
+                    AND a.grantee <> 'buzz_key_admin'::regrole$$,
+                '... granted to buzz_key_admin alone');
+SELECT ok(pg_has_role('buzz_key_admin', 'buzz_writer', 'MEMBER'),
+          '... who is a writer too (a rotation publishes lists)');
 SELECT set_eq($$SELECT f.name FROM pg_temp.fns f
                WHERE f.schema = 'buzz' AND has_function_privilege('buzz_reader', f.oid, 'EXECUTE')$$,
               'SELECT a.name FROM api a WHERE a.is_read',
@@ -146,8 +161,9 @@ SELECT is_empty($$SELECT n.nspname FROM pg_namespace n
 
 -- The roles
 SELECT is((SELECT count(*) FROM pg_roles r
-           WHERE r.rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader') AND NOT r.rolcanlogin AND NOT r.rolsuper),
-          3::bigint, 'buzz_owner, buzz_writer and buzz_reader exist, NOLOGIN, not superusers');
+           WHERE r.rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader', 'buzz_key_admin')
+             AND NOT r.rolcanlogin AND NOT r.rolsuper),
+          4::bigint, 'buzz_owner, buzz_writer, buzz_reader and buzz_key_admin exist, NOLOGIN, not superusers');
 
 -- Advisory locks
 SELECT is((SELECT count(*) FROM pg_proc p
@@ -191,6 +207,8 @@ SELECT throws_ok('SET LOCAL session_replication_role = replica', '42501', NULL,
                  'buzz_writer may not turn triggers off (session_replication_role): 42501');
 SELECT throws_ok('CREATE FUNCTION buzz.x() RETURNS int LANGUAGE sql RETURN 1', '42501', NULL,
                  'buzz_writer may not create in schema buzz: 42501');
+SELECT throws_ok(format('SELECT buzz.rotate_relay_key(%L)', pg_temp.relay_pubkey()), '42501', NULL,
+                 'buzz_writer: rotate_relay_key: 42501');
 SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'buzz_writer may write through the API');
 SELECT is(pg_temp.flush(), 2, '... and publish');
 SELECT ok(buzz.member_list(:'c') IS NOT NULL, '... and read');

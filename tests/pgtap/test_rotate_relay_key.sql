@@ -4,7 +4,7 @@
 -- definition another key signed, returns how many, and 0 when none is left; the rotation
 -- re-signs each marked community's list and every definition (13534 and 33534s, no 8000/8001,
 -- by the new key), leaves kind 5 deletions alone, and obeys the lead bound; BZIPK, 22023 for
--- p_limit; and who may call it.
+-- p_limit; and who may call it: buzz_key_admin alone, not buzz_writer nor buzz_reader.
 -- BZISO is covered by pytest: this suite runs in one READ COMMITTED transaction.
 BEGIN;
 \ir lib/fixtures.sql
@@ -25,7 +25,7 @@ CREATE FUNCTION pg_temp.marked_count() RETURNS bigint LANGUAGE sql
 RETURN (SELECT count(*) FROM buzz_private.tx_pending_lists p
         WHERE p.xid = pg_current_xact_id_if_assigned());
 
-SELECT plan(53);
+SELECT plan(54);
 
 SELECT pg_temp.community('a.example.org') AS a \gset
 SELECT pg_temp.community('b.example.org') AS b \gset
@@ -149,7 +149,10 @@ SET LOCAL ROLE buzz_reader;
 SELECT throws_ok(format('SELECT buzz.rotate_relay_key(%L)', pg_temp.k1()), '42501', NULL,
                  'buzz_reader may not rotate');
 SET LOCAL ROLE buzz_writer;
-SELECT is(buzz.rotate_relay_key(pg_temp.k1()), 0, 'buzz_writer may');
+SELECT throws_ok(format('SELECT buzz.rotate_relay_key(%L)', pg_temp.k1()), '42501', NULL,
+                 'buzz_writer may not rotate (a service that writes members cannot re-point the relay)');
+SET LOCAL ROLE buzz_key_admin;
+SELECT is(buzz.rotate_relay_key(pg_temp.k1()), 0, 'buzz_key_admin may');
 RESET ROLE;
 
 SELECT * FROM finish();

@@ -5,10 +5,13 @@
 -- back by itself (claims and requests answer 'banned'; batch adds and backfill skip it) until
 -- unban_pubkey, or an explicit add_relay_member by an owner or admin, lifts the ban.
 -- p_reason: at most 1,000 characters; p_banned_by: who banned (a pubkey or a short label).
+-- A member it removes leaves as by remove_relay_member: its invites are revoked and the
+-- members it brought in are re-attached to its inviter (release_departed).
 -- Outcomes: 'banned'; 'already_banned', 'is_owner' (no change: the owner cannot be banned).
 -- Raises: BZIPK, 22023 (p_reason, p_banned_by), BZISO, BZNCM, BZARC.
 -- Locks: community FOR KEY SHARE, the ban lock exclusive (lock_bans: a join of this
--- community under way finishes first, and none starts until this commits), the member row.
+-- community under way finishes first, and none starts until this commits), the member's row
+-- and those of the members it brought in (in pubkey order), its invites.
 CREATE OR REPLACE FUNCTION buzz.ban_pubkey(
     p_community uuid, p_pubkey text, p_reason text DEFAULT NULL, p_banned_by text DEFAULT NULL)
 RETURNS text
@@ -24,10 +27,9 @@ BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
     PERFORM buzz_private.lock_bans(p_community, true);
-    -- The role condition is rechecked on the newest row version, as remove_relay_member's.
-    DELETE FROM buzz_private.relay_members m
-    WHERE m.community_id = p_community AND m.pubkey = v_pubkey AND m.role <> 'owner';
-    v_removed := FOUND;
+    -- A member leaves as by remove_relay_member: its invites are revoked, and the members it
+    -- brought in are re-attached to its inviter.
+    v_removed := buzz_private.remove_member(p_community, v_pubkey);
     IF NOT v_removed AND buzz_private.member_role(p_community, v_pubkey) = 'owner' THEN
         RETURN 'is_owner';
     END IF;

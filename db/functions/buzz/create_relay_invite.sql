@@ -11,9 +11,16 @@
 -- A code equal to an invite of the community that is expired or used up replaces that
 -- invite; equal to a live one, it is refused. Not a membership write.
 -- p_max_uses: NULL for unlimited, else 1..10000. p_ttl: 60 seconds .. 30 days.
+-- Invite quotas: a p_created_by that is a pubkey brings members in on its own quota
+-- (invites_left: none for a non-member, no limit for the owner and, by default, admins); one
+-- without invites left, or asking for more uses than it has left (unlimited uses are more
+-- than any quota), gets BZQTA. A label (an operator's or a service's invite) has no quota.
 -- Raises: BZINV (uses or ttl out of range, a malformed code, a code equal to a live invite's),
--- 22023 (p_created_by, p_sealed), BZNCM, BZARC.
--- Locks: community FOR KEY SHARE, an expired invite row with the same code.
+-- 22023 (p_created_by, p_sealed), BZNCM, BZARC, BZQTA.
+-- Locks: community FOR KEY SHARE; when the creator's role has a quota, the quota lock: the
+-- creator's member row FOR NO KEY UPDATE (two invites of one creator are counted one after the
+-- other, and a change of its role or its removal waits or is waited for); an expired invite
+-- row with the same code.
 CREATE OR REPLACE FUNCTION buzz.create_relay_invite(
     p_community uuid, p_created_by text, p_max_uses integer DEFAULT 1,
     p_ttl interval DEFAULT '72 hours', p_code text DEFAULT NULL, p_sealed text DEFAULT NULL)
@@ -25,6 +32,7 @@ DECLARE
     v_created_by text := buzz_private.normalize_actor(p_created_by, 'p_created_by', true);
     v_sha256 bytea;
     v_now timestamptz;
+    v_left integer;
 BEGIN
     IF p_max_uses NOT BETWEEN 1 AND 10000 THEN
         RAISE EXCEPTION 'p_max_uses must be NULL (unlimited) or 1 to 10000'
@@ -44,6 +52,32 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM buzz_private.lock_community(p_community);
+    IF v_created_by !~ '[^0-9a-f]' AND pg_catalog.length(v_created_by) = 64 THEN
+        IF buzz_private.invite_quota(p_community,
+                                     buzz_private.member_role(p_community, v_created_by))
+           IS NOT NULL THEN
+            PERFORM FROM buzz_private.relay_members m
+            WHERE m.community_id = p_community AND m.pubkey = v_created_by
+            FOR NO KEY UPDATE;
+        END IF;
+        v_left := buzz_private.invites_left(p_community, v_created_by);
+        IF v_left = 0 AND buzz_private.member_role(p_community, v_created_by) IS NULL THEN
+            RAISE EXCEPTION 'p_created_by is not a member of this community, so it has no invites'
+                USING ERRCODE = 'BZQTA',
+                      HINT = 'Only members bring others in: create the invite as a member, '
+                             'an admin or the owner, or as an operator with a label.';
+        ELSIF v_left = 0 THEN
+            RAISE EXCEPTION 'p_created_by has no invites left in this community'
+                USING ERRCODE = 'BZQTA',
+                      HINT = 'Revoke one of its unused invites, or ask an owner or admin to '
+                             'raise its role''s quota (set_invite_quota).';
+        ELSIF v_left < coalesce(p_max_uses, 10001) THEN
+            RAISE EXCEPTION 'p_created_by has % invites left in this community; p_max_uses asks for %',
+                    v_left, coalesce(p_max_uses::text, 'unlimited uses')
+                USING ERRCODE = 'BZQTA',
+                      HINT = pg_catalog.format('Ask for at most %s uses.', v_left);
+        END IF;
+    END IF;
     -- gen_random_uuid() draws from the server's strong random source; sha256 of two of them
     -- (244 random bits) cut to 128 bits gives a plain hex code without an extension.
     code := coalesce(p_code,

@@ -1,30 +1,82 @@
--- buzz.remove_relay_member(p_community uuid, p_pubkey text) -> text
+-- buzz.remove_relay_member(p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false)
+--   -> text
 -- Removes a member or admin. The owner is never removed (transfer ownership first).
+-- Without the branch, the members it brought in stay and are re-attached (their added_by
+-- becomes its added_by). With p_with_branch, everyone it brought in, recursively (by
+-- added_by), is removed too, in this transaction: one list, one 8001 each; the owner is never
+-- taken (nor anyone below the owner, who stays with their inviter), and whoever stays while
+-- their inviter goes is re-attached. Either way the departed members' invites are revoked
+-- (release_departed).
 -- Outcomes: 'removed'; 'not_member', 'is_owner' (no change).
--- Raises: BZIPK, BZISO, BZNCM, BZARC. Locks: community FOR KEY SHARE, the member row FOR UPDATE.
-CREATE OR REPLACE FUNCTION buzz.remove_relay_member(p_community uuid, p_pubkey text)
+-- Raises: BZIPK, 22023 (p_with_branch NULL), BZISO, BZNCM, BZARC.
+-- Locks: community FOR KEY SHARE; with the branch, the ban lock exclusive (lock_bans: a join
+-- under way finishes first and is then taken with the branch if it hangs from it, and none
+-- starts until this commits); the member rows, in pubkey order, FOR UPDATE; their invites.
+CREATE OR REPLACE FUNCTION buzz.remove_relay_member(
+    p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false)
 RETURNS text
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_pubkey, 'p_pubkey');
+    v_branch text[];
+    v_generation text[];
+    v_gone text[];
+    v_parents text[];
 BEGIN
+    IF p_with_branch IS NULL THEN
+        RAISE EXCEPTION 'p_with_branch must be true or false'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
-    -- The role condition is rechecked on the newest row version if a concurrent transfer
-    -- made this pubkey the owner while we waited for its row.
-    DELETE FROM buzz_private.relay_members m
-    WHERE m.community_id = p_community AND m.pubkey = v_pubkey AND m.role <> 'owner';
-    IF FOUND THEN
-        RETURN 'removed';
+    IF NOT p_with_branch THEN
+        IF buzz_private.remove_member(p_community, v_pubkey) THEN
+            RETURN 'removed';
+        END IF;
+    ELSIF buzz_private.member_role(p_community, v_pubkey) IN ('admin', 'member') THEN
+        PERFORM buzz_private.lock_bans(p_community, true);
+        -- The branch, a generation a statement (read after the ban lock: every join that
+        -- committed is seen, and none is under way). A loop of added_by ends where it
+        -- comes back.
+        v_branch := ARRAY[v_pubkey];
+        v_generation := v_branch;
+        LOOP
+            v_generation := ARRAY(
+                SELECT m.pubkey::text
+                FROM buzz_private.relay_members m
+                WHERE m.community_id = p_community AND m.added_by = ANY (v_generation)
+                  AND m.role <> 'owner'
+                EXCEPT
+                SELECT b.pubkey FROM pg_catalog.unnest(v_branch) AS b (pubkey));
+            EXIT WHEN pg_catalog.cardinality(v_generation) = 0;
+            v_branch := v_branch || v_generation;
+        END LOOP;
+        PERFORM FROM buzz_private.relay_members m
+        WHERE m.community_id = p_community
+          AND (m.pubkey = ANY (v_branch) OR m.added_by = ANY (v_branch))
+        ORDER BY m.pubkey
+        FOR UPDATE;
+        -- As they are now that they are locked: one may have left, or become the owner.
+        SELECT pg_catalog.array_agg(m.pubkey::text ORDER BY m.pubkey),
+               pg_catalog.array_agg(m.added_by ORDER BY m.pubkey)
+        INTO v_gone, v_parents
+        FROM buzz_private.relay_members m
+        WHERE m.community_id = p_community AND m.pubkey = ANY (v_branch) AND m.role <> 'owner';
+        IF v_pubkey = ANY (v_gone) THEN
+            DELETE FROM buzz_private.relay_members m
+            WHERE m.community_id = p_community AND m.pubkey = ANY (v_gone);
+            PERFORM buzz_private.release_departed(p_community, v_gone, v_parents);
+            RETURN 'removed';
+        END IF;
     END IF;
     RETURN CASE WHEN buzz_private.member_role(p_community, v_pubkey) IS NULL THEN 'not_member'
                 ELSE 'is_owner' END;
 END
 $$;
-ALTER FUNCTION buzz.remove_relay_member(uuid, text) OWNER TO buzz_owner;
-REVOKE ALL ON FUNCTION buzz.remove_relay_member(uuid, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION buzz.remove_relay_member(uuid, text) TO buzz_writer;
-COMMENT ON FUNCTION buzz.remove_relay_member(uuid, text) IS
-    'Removes a member or admin: removed | not_member | is_owner.';
+ALTER FUNCTION buzz.remove_relay_member(uuid, text, boolean) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz.remove_relay_member(uuid, text, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION buzz.remove_relay_member(uuid, text, boolean) TO buzz_writer;
+COMMENT ON FUNCTION buzz.remove_relay_member(uuid, text, boolean) IS
+    'Removes a member or admin, with its branch if asked: removed | not_member | is_owner.';

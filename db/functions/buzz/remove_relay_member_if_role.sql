@@ -1,8 +1,11 @@
 -- buzz.remove_relay_member_if_role(p_community uuid, p_pubkey text, p_role text) -> text
 -- Removes a member only if it has the given role (a guard against acting on a stale view).
 -- Outcomes: 'removed'; 'not_member', 'role_mismatch', 'is_owner' (no change). The owner
--- answers 'is_owner' whatever p_role says: it is never removed.
+-- answers 'is_owner' whatever p_role says: it is never removed. The members it brought in
+-- stay, re-attached to its inviter, and its invites are revoked (release_departed).
 -- Raises: BZIPK, BZIRL, BZISO, BZNCM, BZARC.
+-- Locks: community FOR KEY SHARE; the member's row and those of the members it brought in, in
+-- pubkey order, FOR UPDATE; its invites.
 CREATE OR REPLACE FUNCTION buzz.remove_relay_member_if_role(
     p_community uuid, p_pubkey text, p_role text)
 RETURNS text
@@ -16,10 +19,7 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
-    DELETE FROM buzz_private.relay_members m
-    WHERE m.community_id = p_community AND m.pubkey = v_pubkey
-      AND m.role = v_role AND m.role <> 'owner';
-    IF FOUND THEN
+    IF buzz_private.remove_member(p_community, v_pubkey, v_role) THEN
         RETURN 'removed';
     END IF;
     v_current := buzz_private.member_role(p_community, v_pubkey);

@@ -7,6 +7,8 @@
 -- Waits for every transaction that prepared with the old key: none commits after this does.
 -- Locks: the relay-key lock exclusive, then the marked communities FOR KEY SHARE.
 -- Raises: BZIPK, 22023 (p_limit below 1), BZISO.
+-- Executable by buzz_key_admin alone (SPEC §4): a service that writes members cannot re-point
+-- the relay's identity.
 CREATE OR REPLACE FUNCTION buzz.rotate_relay_key(p_new_pubkey text, p_limit integer DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -55,6 +57,6 @@ END
 $$;
 ALTER FUNCTION buzz.rotate_relay_key(text, integer) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz.rotate_relay_key(text, integer) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION buzz.rotate_relay_key(text, integer) TO buzz_writer;
+GRANT EXECUTE ON FUNCTION buzz.rotate_relay_key(text, integer) TO buzz_key_admin;
 COMMENT ON FUNCTION buzz.rotate_relay_key(text, integer) IS
     'Records a new relay key and marks communities whose list another key signed.';

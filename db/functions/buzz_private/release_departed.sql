@@ -1,0 +1,57 @@
+-- buzz_private.release_departed(p_community uuid, p_departed text[], p_parents text[]) -> void
+-- What follows when members stop being members (removed, banned, left; their rows already
+-- deleted in this transaction): p_departed are their pubkeys, p_parents their added_by, in
+-- the same order.
+-- - Their invites are revoked: an invite is its creator's, counted on its creator's quota,
+--   and nobody may join hanging from someone who is gone (a claim waiting for the invite's
+--   row then finds none: 'invalid').
+-- - The members they brought in are re-attached: their added_by becomes the departed
+--   member's added_by, followed up past members departing with it (a branch), so that no
+--   member hangs from a departed one. A loop of added_by that would make a member its own
+--   inviter leaves it NULL (nobody recorded).
+-- Locks: the invite rows, then the re-attached members' rows FOR NO KEY UPDATE in pubkey
+-- order (the callers have locked the rows they knew of already: lock_with_invitees).
+CREATE OR REPLACE FUNCTION buzz_private.release_departed(
+    p_community uuid, p_departed text[], p_parents text[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+    v_parents text[] := ARRAY[]::text[];
+    v_parent text;
+    v_steps integer;
+BEGIN
+    IF coalesce(pg_catalog.cardinality(p_departed), 0) = 0 THEN
+        RETURN;
+    END IF;
+    DELETE FROM buzz_private.relay_invites i
+    WHERE i.community_id = p_community AND i.created_by = ANY (p_departed);
+    -- Each departed member's nearest inviter that stays.
+    FOR i IN 1 .. pg_catalog.cardinality(p_departed) LOOP
+        v_parent := p_parents[i];
+        v_steps := 0;
+        WHILE v_parent = ANY (p_departed) AND v_steps <= pg_catalog.cardinality(p_departed) LOOP
+            v_parent := p_parents[pg_catalog.array_position(p_departed, v_parent)];
+            v_steps := v_steps + 1;
+        END LOOP;
+        IF v_parent = ANY (p_departed) THEN  -- a loop among the departed: nobody stays
+            v_parent := NULL;
+        END IF;
+        v_parents := pg_catalog.array_append(v_parents, v_parent);
+    END LOOP;
+    PERFORM FROM buzz_private.relay_members m
+    WHERE m.community_id = p_community AND m.added_by = ANY (p_departed)
+    ORDER BY m.pubkey
+    FOR NO KEY UPDATE;
+    UPDATE buzz_private.relay_members m
+    SET added_by = NULLIF(d.parent, m.pubkey::text)
+    FROM ROWS FROM (pg_catalog.unnest(p_departed), pg_catalog.unnest(v_parents))
+         AS d (departed, parent)
+    WHERE m.community_id = p_community AND m.added_by = d.departed;
+END
+$$;
+ALTER FUNCTION buzz_private.release_departed(uuid, text[], text[]) OWNER TO buzz_owner;
+REVOKE ALL ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) FROM PUBLIC;
+COMMENT ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) IS
+    'Revokes departed members'' invites and re-attaches the members they brought in.';

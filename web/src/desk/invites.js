@@ -1,0 +1,208 @@
+// Invites: create one (uses, lifetime, a code drawn here or typed) with createclaim, show its
+// link and QR code, list the live codes (listclaims) and every invite with its uses and
+// expiry (listinvites), and revoke them (deleteclaim by code, revokeinvite by id).
+import { qrCode } from '../qr.js'
+import { button, failure, field, h, npubNode, onAction, panel, say, when } from './ui.js'
+
+const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+const CODE_LENGTH = 22 // 22 of 62 symbols: over 128 bits, beyond guessing
+const LIFETIMES = [
+  [3600, '1 hour'],
+  [86400, '1 day'],
+  [3 * 86400, '3 days'],
+  [7 * 86400, '7 days'],
+  [30 * 86400, '30 days'],
+]
+const DEFAULT_LIFETIME = 7 * 86400
+
+// A code from crypto.getRandomValues; bytes of 248 and over are dropped so that every symbol
+// is equally likely (248 = 4 x 62).
+export function randomCode(length = CODE_LENGTH) {
+  const symbols = []
+  while (symbols.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      if (byte < 248 && symbols.length < length) symbols.push(CODE_ALPHABET[byte % 62])
+    }
+  }
+  return symbols.join('')
+}
+
+export function inviteLink(code) {
+  return `${window.location.origin}/?claim=${encodeURIComponent(code)}`
+}
+
+function lifetimeText(seconds) {
+  return LIFETIMES.find(([s]) => s === seconds)?.[1] ?? `${seconds} seconds`
+}
+
+function wholeNumber(input, what) {
+  const value = Number(input.value)
+  if (input.value.trim() === '' || !Number.isInteger(value)) {
+    throw new Error(`${what} must be a whole number`)
+  }
+  return value
+}
+
+export function invitesPanel(desk) {
+  if (!['createclaim', 'listclaims', 'listinvites'].some((m) => desk.may(m))) return null
+  const { section, status } = panel(
+    'desk-invites',
+    'Invites',
+    'An invite link lets whoever opens it join, as many times as it has uses, until it expires.',
+  )
+
+  // What an invite just made (or a live code chosen below) looks like: its link and QR code.
+  const link = h('input', { id: 'invite-link', type: 'text', readonly: true, spellcheck: 'false' })
+  const copy = button('invite-copy', 'Copy link', { hidden: !navigator.clipboard?.writeText })
+  const qr = h('div', { id: 'invite-qr' })
+  const made = h(
+    'div',
+    { id: 'invite-made', class: 'desk-invite', hidden: true },
+    h('div', { class: 'desk-row' }, field('Invite link', link), copy),
+    qr,
+  )
+  link.addEventListener('focus', () => link.select())
+  onAction(copy, status, async () => {
+    await navigator.clipboard.writeText(link.value)
+    return 'Link copied.'
+  })
+
+  function show(code) {
+    link.value = inviteLink(code)
+    qr.replaceChildren(qrCode(link.value, 'QR code of the invite link'))
+    made.hidden = false
+  }
+
+  if (desk.may('createclaim')) {
+    const uses = h('input', { id: 'invite-uses', type: 'number', min: 1, max: 10000, value: 1 })
+    const lifetime = h(
+      'select',
+      { id: 'invite-ttl' },
+      ...LIFETIMES.map(([seconds, text]) =>
+        h('option', { value: seconds, selected: seconds === DEFAULT_LIFETIME, text }),
+      ),
+    )
+    const code = h('input', {
+      id: 'invite-code',
+      type: 'text',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      maxlength: 128,
+    })
+    const create = button('invite-create', 'Create invite')
+    section.append(
+      h(
+        'div',
+        { class: 'desk-row fields' },
+        field('Uses', uses),
+        field('Lifetime', lifetime),
+        field(
+          'Code (optional)',
+          code,
+          `Left empty: ${CODE_LENGTH} random letters and digits. Your own: 8 to 128 of A-Z, a-z, 0-9, _ and -.`,
+        ),
+      ),
+      h('div', { class: 'desk-row' }, create),
+    )
+    onAction(create, status, async () => {
+      const count = wholeNumber(uses, 'Uses')
+      const seconds = Number(lifetime.value)
+      const chosen = code.value.trim() || randomCode()
+      await desk.call('createclaim', [chosen, count, seconds])
+      code.value = ''
+      show(chosen)
+      await desk.refresh(['claims', 'invites'])
+      const times = count === 1 ? '1 use' : `${count} uses`
+      return `Invite created: ${times}, for ${lifetimeText(seconds)}. Its link and QR code are below.`
+    })
+  }
+  section.append(status, made)
+
+  const claims = h('ul', { id: 'claim-list', class: 'desk-list' })
+  const invites = h('ul', { id: 'invite-list', class: 'desk-list' })
+  if (desk.may('listclaims')) {
+    section.append(h('h4', { text: 'Live invite codes' }), claims)
+  }
+  if (desk.may('listinvites')) {
+    section.append(h('h4', { text: 'Every invite, newest first' }), invites)
+  }
+
+  function claimItem(code) {
+    const item = h('li', { 'data-code': code }, h('code', { class: 'claim', text: code }))
+    const showIt = button(null, 'Link and QR code', { class: 'claim-show' })
+    showIt.addEventListener('click', () => {
+      show(code)
+      link.focus()
+    })
+    item.append(' ', showIt)
+    if (desk.may('deleteclaim')) {
+      const revoke = button(null, 'Revoke', { class: 'claim-revoke danger' })
+      onAction(
+        revoke,
+        status,
+        async () => {
+          const revoked = await desk.call('deleteclaim', [code])
+          if (link.value === inviteLink(code)) made.hidden = true
+          await desk.refresh(['claims', 'invites'])
+          return revoked ? 'Invite revoked: its code no longer works.' : 'That code was no longer live.'
+        },
+        () => ['Revoke this invite? Its link stops working at once.', 'Revoke'],
+      )
+      item.append(' ', revoke)
+    }
+    return item
+  }
+
+  function inviteItem(invite, now) {
+    const used = invite.max_uses === null
+      ? `used ${invite.use_count} times (no limit)`
+      : `used ${invite.use_count} of ${invite.max_uses}`
+    const state = invite.expires_at <= now
+      ? 'expired'
+      : invite.max_uses !== null && invite.use_count >= invite.max_uses
+        ? 'used up'
+        : 'live'
+    const item = h(
+      'li',
+      { 'data-id': invite.id, 'data-state': state },
+      h('span', { class: 'invite-state', text: state }),
+      ` ${used}; ${state === 'expired' ? 'expired' : 'expires'} ${when(invite.expires_at)}; made by `,
+      npubNode(invite.created_by),
+    )
+    if (desk.may('revokeinvite')) {
+      const revoke = button(null, 'Revoke', { class: 'invite-revoke danger' })
+      onAction(
+        revoke,
+        status,
+        async () => {
+          const revoked = await desk.call('revokeinvite', [invite.id])
+          await desk.refresh(['claims', 'invites'])
+          return revoked ? 'Invite revoked: its code no longer works.' : 'That invite was gone already.'
+        },
+        () => ['Revoke this invite? Its code stops working at once.', 'Revoke'],
+      )
+      item.append(' ', revoke)
+    }
+    return item
+  }
+
+  // Redrawn only when a list came again, so a focused button stays where it is otherwise.
+  let drawn = {}
+  function draw(failed) {
+    const { claims: codes, invites: all } = desk.data
+    if (codes && codes !== drawn.codes) {
+      claims.replaceChildren(...codes.map(claimItem))
+      if (!codes.length) claims.append(h('li', { class: 'empty', text: 'No live invite codes.' }))
+    }
+    if (all && all !== drawn.all) {
+      const now = Date.now() / 1000
+      invites.replaceChildren(...[...all].reverse().map((i) => inviteItem(i, now)))
+      if (!all.length) invites.append(h('li', { class: 'empty', text: 'No invites.' }))
+    }
+    drawn = { codes, all }
+    const error = failed.claims ?? failed.invites
+    if (error) say(status, 'error', `Could not list the invites. ${failure(error)}`)
+  }
+
+  return { section, draw }
+}

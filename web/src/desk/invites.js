@@ -2,7 +2,7 @@
 // link and QR code, list the live codes (listclaims) and every invite with its uses and
 // expiry (listinvites), and revoke them (deleteclaim by code, revokeinvite by id).
 import { qrCode } from '../qr.js'
-import { button, failure, field, h, npubNode, onAction, panel, say, when } from './ui.js'
+import { button, failure, field, h, keyInput, npubNode, onAction, panel, say, when } from './ui.js'
 
 const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const CODE_LENGTH = 22 // 22 of 62 symbols: over 128 bits, beyond guessing
@@ -14,6 +14,7 @@ const LIFETIMES = [
   [30 * 86400, '30 days'],
 ]
 const DEFAULT_LIFETIME = 7 * 86400
+const REVOKED = 'Invite revoked: its code no longer works.'
 
 // A code from crypto.getRandomValues; bytes of 248 and over are dropped so that every symbol
 // is equally likely (248 = 4 x 62).
@@ -52,12 +53,12 @@ export function invitesPanel(desk) {
   )
 
   // What an invite just made (or a live code chosen below) looks like: its link and QR code.
-  const link = h('input', { id: 'invite-link', type: 'text', readonly: true, spellcheck: 'false' })
-  const copy = button('invite-copy', 'Copy link', { hidden: !navigator.clipboard?.writeText })
-  const qr = h('div', { id: 'invite-qr' })
+  const link = keyInput('desk-invite-link', { readonly: true })
+  const copy = button('desk-invite-copy', 'Copy link', { hidden: !navigator.clipboard?.writeText })
+  const qr = h('div', { id: 'desk-invite-qr' })
   const made = h(
     'div',
-    { id: 'invite-made', class: 'desk-invite', hidden: true },
+    { id: 'desk-invite-made', class: 'desk-invite', hidden: true },
     h('div', { class: 'desk-row' }, field('Invite link', link), copy),
     qr,
   )
@@ -74,22 +75,22 @@ export function invitesPanel(desk) {
   }
 
   if (desk.may('createclaim')) {
-    const uses = h('input', { id: 'invite-uses', type: 'number', min: 1, max: 10000, value: 1 })
+    const uses = h('input', {
+      id: 'desk-invite-uses',
+      type: 'number',
+      min: 1,
+      max: 10000,
+      value: 1,
+    })
     const lifetime = h(
       'select',
-      { id: 'invite-ttl' },
+      { id: 'desk-invite-ttl' },
       ...LIFETIMES.map(([seconds, text]) =>
         h('option', { value: seconds, selected: seconds === DEFAULT_LIFETIME, text }),
       ),
     )
-    const code = h('input', {
-      id: 'invite-code',
-      type: 'text',
-      autocomplete: 'off',
-      spellcheck: 'false',
-      maxlength: 128,
-    })
-    const create = button('invite-create', 'Create invite')
+    const code = keyInput('desk-invite-code', { maxlength: 128 })
+    const create = button('desk-invite-create', 'Create invite')
     section.append(
       h(
         'div',
@@ -99,7 +100,8 @@ export function invitesPanel(desk) {
         field(
           'Code (optional)',
           code,
-          `Left empty: ${CODE_LENGTH} random letters and digits. Your own: 8 to 128 of A-Z, a-z, 0-9, _ and -.`,
+          `Left empty: ${CODE_LENGTH} random letters and digits. ` +
+            'Your own: 8 to 128 of A-Z, a-z, 0-9, _ and -.',
         ),
       ),
       h('div', { class: 'desk-row' }, create),
@@ -113,13 +115,14 @@ export function invitesPanel(desk) {
       show(chosen)
       await desk.refresh(['claims', 'invites'])
       const times = count === 1 ? '1 use' : `${count} uses`
-      return `Invite created: ${times}, for ${lifetimeText(seconds)}. Its link and QR code are below.`
+      const lasting = lifetimeText(seconds)
+      return `Invite created: ${times}, for ${lasting}. Its link and QR code are below.`
     })
   }
   section.append(status, made)
 
-  const claims = h('ul', { id: 'claim-list', class: 'desk-list' })
-  const invites = h('ul', { id: 'invite-list', class: 'desk-list' })
+  const claims = h('ul', { id: 'desk-claim-list', class: 'desk-list' })
+  const invites = h('ul', { id: 'desk-invite-list', class: 'desk-list' })
   if (desk.may('listclaims')) {
     section.append(h('h4', { text: 'Live invite codes' }), claims)
   }
@@ -144,7 +147,7 @@ export function invitesPanel(desk) {
           const revoked = await desk.call('deleteclaim', [code])
           if (link.value === inviteLink(code)) made.hidden = true
           await desk.refresh(['claims', 'invites'])
-          return revoked ? 'Invite revoked: its code no longer works.' : 'That code was no longer live.'
+          return revoked ? REVOKED : 'That code was no longer live.'
         },
         () => ['Revoke this invite? Its link stops working at once.', 'Revoke'],
       )
@@ -166,7 +169,8 @@ export function invitesPanel(desk) {
       'li',
       { 'data-id': invite.id, 'data-state': state },
       h('span', { class: 'invite-state', text: state }),
-      ` ${used}; ${state === 'expired' ? 'expired' : 'expires'} ${when(invite.expires_at)}; made by `,
+      ` ${used}; ${state === 'expired' ? 'expired' : 'expires'} ${when(invite.expires_at)};`,
+      ' made by ',
       npubNode(invite.created_by),
     )
     if (desk.may('revokeinvite')) {
@@ -177,7 +181,7 @@ export function invitesPanel(desk) {
         async () => {
           const revoked = await desk.call('revokeinvite', [invite.id])
           await desk.refresh(['claims', 'invites'])
-          return revoked ? 'Invite revoked: its code no longer works.' : 'That invite was gone already.'
+          return revoked ? REVOKED : 'That invite was gone already.'
         },
         () => ['Revoke this invite? Its code stops working at once.', 'Revoke'],
       )

@@ -3,7 +3,20 @@
 // the banned list. What the pubkey is now comes from the verified list on screen and the
 // banned list, so it follows each action without asking.
 import { community, memberOf } from '../community.js'
-import { BASE_ROLES, button, failure, field, h, npubNode, onAction, panel, say, shortNpub, typedPubkey } from './ui.js'
+import {
+  BASE_ROLES,
+  button,
+  failure,
+  field,
+  h,
+  keyInput,
+  npubNode,
+  onAction,
+  panel,
+  say,
+  shortNpub,
+  typedPubkey,
+} from './ui.js'
 
 const METHODS = [
   'allowpubkey',
@@ -16,11 +29,14 @@ const METHODS = [
   'unassignrole',
 ]
 
+const unbanned = (pubkey) =>
+  `Unbanned ${shortNpub(pubkey)}: they may join again (they are not a member by this).`
+
 export function membersPanel(desk) {
   if (!METHODS.some((m) => desk.may(m))) return null
   const { section, status } = panel('desk-members', 'Members')
-  const key = h('input', { id: 'member-key', type: 'text', autocomplete: 'off', spellcheck: 'false' })
-  const state = h('p', { id: 'member-state', 'aria-live': 'polite' })
+  const key = keyInput('desk-member-key')
+  const state = h('p', { id: 'desk-member-state', 'aria-live': 'polite' })
   section.append(field('Member: npub or hex public key', key), state)
 
   // The pubkey typed, or an Error in words (a broken npub) that the action shows.
@@ -28,7 +44,6 @@ export function membersPanel(desk) {
     if (!key.value.trim()) throw new Error('type the npub or hex key of the person first')
     return typedPubkey(key.value)
   }
-  const who = (hex) => shortNpub(hex)
   const only = (method, node) => (desk.may(method) ? node : null)
   const row = (...nodes) => {
     const present = nodes.filter(Boolean)
@@ -36,29 +51,31 @@ export function membersPanel(desk) {
   }
   const act = (trigger, work, confirmation) => onAction(trigger, status, work, confirmation)
 
-  const add = button('member-add', 'Add as a member')
-  const remove = button('member-remove', 'Remove', { class: 'danger' })
+  const add = button('desk-member-add', 'Add as a member')
+  const remove = button('desk-member-remove', 'Remove', { class: 'danger' })
   row(only('allowpubkey', add), only('unallowpubkey', remove))
   act(add, async () => {
     const hex = pubkey()
     await desk.call('allowpubkey', [hex])
     await desk.refresh(['banned'])
-    return `Added ${who(hex)}: a member now (a ban, if any, lifted).`
+    return `Added ${shortNpub(hex)}: a member now (a ban, if any, lifted).`
   })
   act(
     remove,
     async () => {
       const hex = pubkey()
       await desk.call('unallowpubkey', [hex])
-      return `Removed ${who(hex)}: not a member now.`
+      return `Removed ${shortNpub(hex)}: not a member now.`
     },
-    () => [`Remove ${who(pubkey())} from the community?`, 'Remove'],
+    () => [`Remove ${shortNpub(pubkey())} from the community?`, 'Remove'],
   )
 
-  const reason = h('input', { id: 'member-reason', type: 'text', maxlength: 1000 })
-  const ban = button('member-ban', 'Ban', { class: 'danger' })
-  const unban = button('member-unban', 'Unban')
-  if (desk.may('banpubkey')) section.append(field('Reason for a ban (optional, kept with it)', reason))
+  const reason = h('input', { id: 'desk-member-reason', type: 'text', maxlength: 1000 })
+  const ban = button('desk-member-ban', 'Ban', { class: 'danger' })
+  const unban = button('desk-member-unban', 'Unban')
+  if (desk.may('banpubkey')) {
+    section.append(field('Reason for a ban (optional, kept with it)', reason))
+  }
   row(only('banpubkey', ban), only('unbanpubkey', unban))
   act(
     ban,
@@ -67,36 +84,36 @@ export function membersPanel(desk) {
       await desk.call('banpubkey', [hex, reason.value.trim() || null])
       reason.value = ''
       await desk.refresh(['banned'])
-      return `Banned ${who(hex)}: removed if a member, and kept out.`
+      return `Banned ${shortNpub(hex)}: removed if a member, and kept out.`
     },
-    () => [`Ban ${who(pubkey())}? They are removed and cannot join again until unbanned.`, 'Ban'],
+    () => [`Ban ${shortNpub(pubkey())}? They are removed, and kept out until unbanned.`, 'Ban'],
   )
   act(unban, async () => {
     const hex = pubkey()
     await desk.call('unbanpubkey', [hex])
     await desk.refresh(['banned'])
-    return `Unbanned ${who(hex)}: they may join again (they are not a member by this).`
+    return unbanned(hex)
   })
 
   const baseRole = h(
     'select',
-    { id: 'member-base-role' },
+    { id: 'desk-member-base-role' },
     h('option', { value: 'member', text: 'member' }),
     h('option', { value: 'admin', text: 'admin' }),
   )
-  const setBase = button('member-set-base', 'Change base role')
+  const setBase = button('desk-member-set-base', 'Change base role')
   if (desk.may('setmemberrole')) row(field('Base role', baseRole), setBase)
   act(setBase, async () => {
     const hex = pubkey()
     const outcome = await desk.call('setmemberrole', [hex, baseRole.value])
     return outcome === 'unchanged'
-      ? `${who(hex)} is ${baseRole.value === 'admin' ? 'an admin' : 'a member'} already.`
-      : `${who(hex)} is ${baseRole.value === 'admin' ? 'an admin' : 'a plain member'} now.`
+      ? `${shortNpub(hex)} is ${baseRole.value === 'admin' ? 'an admin' : 'a member'} already.`
+      : `${shortNpub(hex)} is ${baseRole.value === 'admin' ? 'an admin' : 'a plain member'} now.`
   })
 
-  const role = h('select', { id: 'member-role' })
-  const assign = button('member-assign', 'Assign role')
-  const unassign = button('member-unassign', 'Unassign role')
+  const role = h('select', { id: 'desk-member-role' })
+  const assign = button('desk-member-assign', 'Assign role')
+  const unassign = button('desk-member-unassign', 'Unassign role')
   if (desk.may('assignrole') || desk.may('unassignrole')) {
     row(field('Defined role', role), only('assignrole', assign), only('unassignrole', unassign))
   }
@@ -108,17 +125,17 @@ export function membersPanel(desk) {
     const hex = pubkey()
     const label = roleName()
     await desk.call('assignrole', [hex, role.value])
-    return `${who(hex)} holds ${label} now.`
+    return `${shortNpub(hex)} holds ${label} now.`
   })
   act(unassign, async () => {
     const hex = pubkey()
     const label = roleName()
     await desk.call('unassignrole', [hex, role.value])
-    return `${who(hex)} does not hold ${label} now.`
+    return `${shortNpub(hex)} does not hold ${label} now.`
   })
   section.append(status)
 
-  const banned = h('ul', { id: 'banned-list', class: 'desk-list' })
+  const banned = h('ul', { id: 'desk-banned-list', class: 'desk-list' })
   if (desk.may('listbannedpubkeys')) section.append(h('h4', { text: 'Banned' }), banned)
 
   function bannedItem(ban) {
@@ -129,7 +146,7 @@ export function membersPanel(desk) {
       act(lift, async () => {
         await desk.call('unbanpubkey', [ban.pubkey])
         await desk.refresh(['banned'])
-        return `Unbanned ${who(ban.pubkey)}: they may join again (they are not a member by this).`
+        return unbanned(ban.pubkey)
       })
       item.append(' ', lift)
     }

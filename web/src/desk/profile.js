@@ -43,7 +43,7 @@ export function profilePanel(desk) {
     {
       method: 'changerelayname',
       what: 'name',
-      id: 'profile-name',
+      id: 'desk-profile-name',
       label: 'Name (at most 64 characters; empty: the host)',
       control: h('input', { type: 'text', maxlength: 64 }),
       now: () => byId('community-name')?.textContent ?? '',
@@ -53,7 +53,7 @@ export function profilePanel(desk) {
     {
       method: 'changerelaydescription',
       what: 'description',
-      id: 'profile-description',
+      id: 'desk-profile-description',
       label: 'Description (at most 2,000 characters)',
       control: h('textarea', { rows: 3, maxlength: 2000 }),
       now: () => byId('community-description')?.textContent ?? '',
@@ -63,7 +63,7 @@ export function profilePanel(desk) {
     {
       method: 'changerelayicon',
       what: 'icon',
-      id: 'profile-icon',
+      id: 'desk-profile-icon',
       label: 'Icon: an https:// image URL',
       control: h('input', { type: 'url', inputmode: 'url', spellcheck: 'false' }),
       now: () => byId('community-icon')?.getAttribute('src') ?? '',
@@ -73,7 +73,7 @@ export function profilePanel(desk) {
     {
       method: 'setjoinpolicy',
       what: 'join policy',
-      id: 'profile-policy',
+      id: 'desk-profile-policy',
       label: 'Who may join',
       control: h('select', {}, ...POLICIES.map(([value, text]) => h('option', { value, text }))),
       // Drawn by the server on #join; without it the select starts at the first choice.

@@ -10,9 +10,9 @@ export function requestsPanel(desk) {
     'Join requests',
     'Under the "on request" join policy, people ask to join and wait here for an owner or admin.',
   )
-  const check = button('request-refresh', 'Check for new requests')
-  const note = h('input', { id: 'request-reason', type: 'text', maxlength: 1000 })
-  const list = h('ul', { id: 'request-list', class: 'desk-list' })
+  const check = button('desk-request-refresh', 'Check for new requests')
+  const note = h('input', { id: 'desk-request-reason', type: 'text', maxlength: 1000 })
+  const list = h('ul', { id: 'desk-request-list', class: 'desk-list' })
   section.append(
     h('div', { class: 'desk-row' }, check),
     desk.may('banevent') ? field('Reason for a rejection (optional, kept with it)', note) : null,
@@ -26,7 +26,8 @@ export function requestsPanel(desk) {
   })
 
   function item(request) {
-    const entry = h('li', { 'data-id': request.id }, h('span', { class: 'reason', text: request.reason }))
+    const said = h('span', { class: 'reason', text: request.reason })
+    const entry = h('li', { 'data-id': request.id }, said)
     if (desk.may('allowevent')) {
       const approve = button(null, 'Approve', { class: 'request-approve' })
       onAction(approve, status, async () => {
@@ -57,7 +58,9 @@ export function requestsPanel(desk) {
       if (!requests.length) list.append(h('li', { class: 'empty', text: 'No pending requests.' }))
       drawn = requests
     }
-    if (failed.requests) say(status, 'error', `Could not list the requests. ${failure(failed.requests)}`)
+    if (failed.requests) {
+      say(status, 'error', `Could not list the requests. ${failure(failed.requests)}`)
+    }
   }
 
   return { section, draw }

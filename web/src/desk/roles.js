@@ -2,7 +2,7 @@
 // label, description, a color as a hue 0-360 shown as a swatch, order), delete it
 // (deleterole), and the defined roles (listroles). The base roles can be relabelled, not
 // deleted.
-import { BASE_ROLES, button, failure, field, h, onAction, panel, say } from './ui.js'
+import { BASE_ROLES, button, failure, field, h, keyInput, onAction, panel, say } from './ui.js'
 
 // An optional whole number typed in `input`: null when empty.
 function optionalNumber(input, what) {
@@ -26,17 +26,17 @@ function paint(node, hue) {
 export function rolesPanel(desk) {
   if (!['createrole', 'editrole', 'deleterole', 'listroles'].some((m) => desk.may(m))) return null
   const { section, status } = panel('desk-roles', 'Roles')
-  const list = h('ul', { id: 'role-list', class: 'desk-list' })
+  const list = h('ul', { id: 'desk-role-list', class: 'desk-list' })
   const defined = (id) => (desk.data.roles ?? []).some((r) => r.id === id)
 
-  const id = h('input', { id: 'role-id', type: 'text', autocomplete: 'off', spellcheck: 'false', maxlength: 64 })
-  const label = h('input', { id: 'role-label', type: 'text', maxlength: 64 })
-  const description = h('textarea', { id: 'role-description', rows: 2, maxlength: 500 })
-  const hue = h('input', { id: 'role-hue', type: 'number', min: 0, max: 360, step: 1 })
-  const order = h('input', { id: 'role-order', type: 'number', step: 1 })
-  const shown = swatch(null, 'role-swatch')
-  const save = button('role-save', 'Define role')
-  const clear = button('role-new', 'Clear the form')
+  const id = keyInput('desk-role-id', { maxlength: 64 })
+  const label = h('input', { id: 'desk-role-label', type: 'text', maxlength: 64 })
+  const description = h('textarea', { id: 'desk-role-description', rows: 2, maxlength: 500 })
+  const hue = h('input', { id: 'desk-role-hue', type: 'number', min: 0, max: 360, step: 1 })
+  const order = h('input', { id: 'desk-role-order', type: 'number', step: 1 })
+  const shown = swatch(null, 'desk-role-swatch')
+  const save = button('desk-role-save', 'Define role')
+  const clear = button('desk-role-new', 'Clear the form')
   if (desk.may('createrole') || desk.may('editrole')) {
     section.append(
       h(
@@ -107,10 +107,12 @@ export function rolesPanel(desk) {
       { 'data-role': role.id },
       swatch(role.color),
       ' ',
-      h('span', { class: 'role-label', text: role.label ?? role.id }),
+      h('span', { class: 'defined-label', text: role.label ?? role.id }),
       ' ',
-      h('code', { class: 'role-id', text: role.id }),
-      role.description ? h('span', { class: 'role-description', text: ` ${role.description}` }) : null,
+      h('code', { class: 'defined-id', text: role.id }),
+      role.description
+        ? h('span', { class: 'defined-description', text: ` ${role.description}` })
+        : null,
     )
     if (desk.may('editrole')) {
       const change = button(null, 'Edit', { class: 'role-edit' })
@@ -125,7 +127,9 @@ export function rolesPanel(desk) {
         async () => {
           const deleted = await desk.call('deleterole', [role.id])
           await desk.refresh(['roles'])
-          return deleted ? `Role ${role.id} deleted, and taken from whoever held it.` : `There was no role ${role.id}.`
+          return deleted
+            ? `Role ${role.id} deleted, and taken from whoever held it.`
+            : `There was no role ${role.id}.`
         },
         () => [`Delete the role ${role.label ?? role.id}? Whoever holds it loses it.`, 'Delete'],
       )

@@ -24,6 +24,11 @@ export function h(tag, attributes = {}, ...children) {
   return node
 }
 
+// A one-line text field for keys, codes and ids: no autocomplete, no spelling marks.
+export function keyInput(id, attributes = {}) {
+  return h('input', { id, type: 'text', autocomplete: 'off', spellcheck: 'false', ...attributes })
+}
+
 export function button(id, text, attributes = {}) {
   return h('button', { type: 'button', id, text, ...attributes })
 }
@@ -32,7 +37,8 @@ export function button(id, text, attributes = {}) {
 export function field(label, control, hint) {
   const hintNode = hint ? h('small', { class: 'hint', id: `${control.id}-hint`, text: hint }) : null
   if (hintNode) control.setAttribute('aria-describedby', hintNode.id)
-  return h('div', { class: 'field' }, h('label', { for: control.id, text: label }), control, hintNode)
+  const labelNode = h('label', { for: control.id, text: label })
+  return h('div', { class: 'field' }, labelNode, control, hintNode)
 }
 
 // A panel of the desk: a region named by its heading, and the status line that says, in
@@ -56,7 +62,8 @@ export function say(status, outcome, words) {
 // The words for a failed call: the relay's own (with its HTTP status), or the signer's.
 export function failure(error) {
   if (error instanceof ManagementError) {
-    return error.status ? `Refused (HTTP ${error.status}): ${error.message}` : `Not done: ${error.message}.`
+    if (!error.status) return `Not done: ${error.message}.`
+    return `Refused (HTTP ${error.status}): ${error.message}`
   }
   return `Not done: ${error?.message ?? error}.`
 }

@@ -56,7 +56,7 @@ def open_desk(visit, relay: Relay, person: Person, count: int = 3, **options: An
     page.click("#login")
     expect(page.locator("#desk")).to_be_visible()
     # The first lists are in: every read the desk makes is drawn.
-    expect(page.locator("#role-list li")).not_to_have_count(0)
+    expect(page.locator("#desk-role-list li")).not_to_have_count(0)
     return v
 
 
@@ -99,7 +99,7 @@ def decoded_qr(v: Visit, name: str) -> str:
     if ZBARIMG is None:
         pytest.fail("zbarimg is missing: scripts/setup installs Debian's zbar-tools")
     path = v.shots / f"{name}.png"
-    v.page.locator("#invite-qr svg").screenshot(path=str(path))
+    v.page.locator("#desk-invite-qr svg").screenshot(path=str(path))
     done = subprocess.run(
         [ZBARIMG, "--raw", "-q", str(path)], capture_output=True, text=True, timeout=30, check=False
     )
@@ -124,12 +124,12 @@ def test_owner_creates_an_invite_with_link_and_qr_code_and_revokes_it(relay: Rel
         expect(page.locator(f"#desk-{panel}")).to_be_visible()
     v.shot("desk-owner")
 
-    page.fill("#invite-uses", "3")
-    page.select_option("#invite-ttl", "86400")
+    page.fill("#desk-invite-uses", "3")
+    page.select_option("#desk-invite-ttl", "86400")
     t0 = dt.datetime.now(dt.UTC)
-    page.click("#invite-create")
+    page.click("#desk-invite-create")
     expect_said(page, "invites", "ok", "Invite created: 3 uses, for 1 day.")
-    link = page.input_value("#invite-link")
+    link = page.input_value("#desk-invite-link")
     assert link.startswith(v.origin + "/?claim=")
     code = link.removeprefix(v.origin + "/?claim=")
     assert re.fullmatch(r"[A-Za-z0-9]{16,}", code), "the drawn code: 16+ letters and digits"
@@ -139,9 +139,9 @@ def test_owner_creates_an_invite_with_link_and_qr_code_and_revokes_it(relay: Rel
     assert abs((made.expires_at - t0).total_seconds() - 86400) < 60
     assert relay.key.unseal(made.sealed) == code
     # The QR code is the link.
-    assert decoded_qr(v, "invite-qr") == link
-    expect(page.locator(f'#claim-list li[data-code="{code}"]')).to_have_count(1)
-    listed = page.locator(f'#invite-list li[data-id="{made.invite_id}"]')
+    assert decoded_qr(v, "desk-invite-qr") == link
+    expect(page.locator(f'#desk-claim-list li[data-code="{code}"]')).to_have_count(1)
+    listed = page.locator(f'#desk-invite-list li[data-id="{made.invite_id}"]')
     expect(listed).to_contain_text("used 0 of 3")
     v.shot("invite-created")
     if os.environ.get("BUZZ_PAGE_SCREENSHOT") == "1":
@@ -154,35 +154,37 @@ def test_owner_creates_an_invite_with_link_and_qr_code_and_revokes_it(relay: Rel
     expect(listed).to_contain_text("used 1 of 3")
 
     # A code typed by the owner.
-    page.fill("#invite-code", "Typed-code_42")
-    page.fill("#invite-uses", "1")
-    page.click("#invite-create")
+    page.fill("#desk-invite-code", "Typed-code_42")
+    page.fill("#desk-invite-uses", "1")
+    page.click("#desk-invite-create")
     expect_said(page, "invites", "ok", "Invite created: 1 use, for 1 day.")
-    assert page.input_value("#invite-link") == v.origin + "/?claim=Typed-code_42"
+    assert page.input_value("#desk-invite-link") == v.origin + "/?claim=Typed-code_42"
     assert decoded_qr(v, "invite-qr-typed") == v.origin + "/?claim=Typed-code_42"
-    expect(page.locator("#claim-list li")).to_have_count(2)
+    expect(page.locator("#desk-claim-list li")).to_have_count(2)
     assert len(invites(relay)) == 2
 
     # Revoke asks first; cancelled, nothing is sent.
-    page.click(f'#claim-list li[data-code="{code}"] .claim-revoke')
+    page.click(f'#desk-claim-list li[data-code="{code}"] .claim-revoke')
     v.shot("revoke-confirmation")
     confirm(page, yes=False)
     expect_said(page, "invites", "cancelled", "nothing was sent")
     assert len(invites(relay)) == 2
-    page.click(f'#claim-list li[data-code="{code}"] .claim-revoke')
+    page.click(f'#desk-claim-list li[data-code="{code}"] .claim-revoke')
     confirm(page)
     expect_said(page, "invites", "ok", "Invite revoked")
     assert [i.invite_id for i in invites(relay)] != [made.invite_id]
     assert made.invite_id not in [i.invite_id for i in invites(relay)]
     assert claims(relay, code) == "invalid"
-    expect(page.locator(f'#claim-list li[data-code="{code}"]')).to_have_count(0)
+    expect(page.locator(f'#desk-claim-list li[data-code="{code}"]')).to_have_count(0)
     expect(listed).to_have_count(0)
 
     # An invite no claim names (a one-use invite, as 28935 mints them): revoked by its id.
     minted = relay.mem.create_relay_invite(relay.community_id, relay.admin.pubkey)
-    page.click("#invite-create")  # any action refreshes the lists; this one makes an invite too
+    page.click(
+        "#desk-invite-create"
+    )  # any action refreshes the lists; this one makes an invite too
     expect_said(page, "invites", "ok", "Invite created")
-    row = page.locator(f'#invite-list li[data-id="{minted.invite_id}"]')
+    row = page.locator(f'#desk-invite-list li[data-id="{minted.invite_id}"]')
     expect(row).to_contain_text("used 0 of 1")
     expect(row).to_contain_text(encode_npub(relay.admin.pubkey))
     row.locator(".invite-revoke").click()
@@ -204,17 +206,17 @@ def test_keyboard_creates_an_invite_with_tab_and_enter(relay: Relay, visit):
     tab_to(page, "login")
     page.keyboard.press("Enter")
     expect(page.locator("#desk")).to_be_visible()
-    expect(page.locator("#claim-list li")).to_have_count(1)  # "No live invite codes."
-    tab_to(page, "invite-create")
+    expect(page.locator("#desk-claim-list li")).to_have_count(1)  # "No live invite codes."
+    tab_to(page, "desk-invite-create")
     page.keyboard.press("Enter")
     expect_said(page, "invites", "ok", "Invite created: 1 use, for 7 days.")
     (made,) = invites(relay)
     assert (made.max_uses, made.use_count) == (1, 0)
     assert abs((made.expires_at - made.created_at).total_seconds() - 7 * 86400) < 60
     code = relay.key.unseal(made.sealed)
-    assert page.input_value("#invite-link") == f"{v.origin}/?claim={code}"
+    assert page.input_value("#desk-invite-link") == f"{v.origin}/?claim={code}"
     # The focus is back on the button, so Tab goes on from there.
-    assert page.evaluate("document.activeElement.id") == "invite-create"
+    assert page.evaluate("document.activeElement.id") == "desk-invite-create"
     v.shot("keyboard-invite")
     expect_clean(v)
 
@@ -230,40 +232,40 @@ def test_owner_adds_changes_and_removes_a_member_bans_and_unbans(relay: Relay, v
     newcomer = Person.new()
 
     # Added by npub.
-    page.fill("#member-key", encode_npub(newcomer.pubkey))
-    expect(page.locator("#member-state")).to_contain_text("is not a member")
-    page.click("#member-add")
+    page.fill("#desk-member-key", encode_npub(newcomer.pubkey))
+    expect(page.locator("#desk-member-state")).to_contain_text("is not a member")
+    page.click("#desk-member-add")
     expect_said(page, "members", "ok", "a member now")
     assert members(relay)[newcomer.pubkey] == ("member", [])
     expect(shown_member(page, newcomer.pubkey).locator(".base-role")).to_have_text("member")
-    expect(page.locator("#member-state")).to_contain_text("is a member, base role member")
+    expect(page.locator("#desk-member-state")).to_contain_text("is a member, base role member")
 
     # The base role, to admin and back.
-    page.select_option("#member-base-role", "admin")
-    page.click("#member-set-base")
+    page.select_option("#desk-member-base-role", "admin")
+    page.click("#desk-member-set-base")
     expect_said(page, "members", "ok", "is an admin now")
     assert members(relay)[newcomer.pubkey] == ("admin", [])
     expect(shown_member(page, newcomer.pubkey).locator(".base-role")).to_have_text("admin")
     v.shot("member-admin")
-    page.select_option("#member-base-role", "member")
-    page.click("#member-set-base")
+    page.select_option("#desk-member-base-role", "member")
+    page.click("#desk-member-set-base")
     expect_said(page, "members", "ok", "is a plain member now")
     assert members(relay)[newcomer.pubkey] == ("member", [])
     expect(shown_member(page, newcomer.pubkey).locator(".base-role")).to_have_text("member")
 
     # A defined role, assigned and unassigned.
-    page.select_option("#member-role", "guide")
-    page.click("#member-assign")
+    page.select_option("#desk-member-role", "guide")
+    page.click("#desk-member-assign")
     expect_said(page, "members", "ok", "holds Field guide now")
     assert members(relay)[newcomer.pubkey] == ("member", ["guide"])
     expect(shown_member(page, newcomer.pubkey).locator(".role")).to_have_text(["Field guide"])
-    page.click("#member-unassign")
+    page.click("#desk-member-unassign")
     expect_said(page, "members", "ok", "does not hold Field guide now")
     assert members(relay)[newcomer.pubkey] == ("member", [])
     expect(shown_member(page, newcomer.pubkey).locator(".role")).to_have_count(0)
 
     # Removed, after a confirmation.
-    page.click("#member-remove")
+    page.click("#desk-member-remove")
     confirm(page)
     expect_said(page, "members", "ok", "not a member now")
     assert newcomer.pubkey not in members(relay)
@@ -271,33 +273,33 @@ def test_owner_adds_changes_and_removes_a_member_bans_and_unbans(relay: Relay, v
 
     # Banned with a reason (a member, by hex key): removed and listed; then unbanned.
     banned = relay.member.pubkey
-    page.fill("#member-key", banned)
-    page.fill("#member-reason", "spam")
-    page.click("#member-ban")
+    page.fill("#desk-member-key", banned)
+    page.fill("#desk-member-reason", "spam")
+    page.click("#desk-member-ban")
     confirm(page)
     expect_said(page, "members", "ok", "Banned")
     assert [(b.pubkey, b.reason) for b in mem.banned_pubkeys(cid)] == [(banned, "spam")]
     assert banned not in members(relay)
     expect(shown_member(page, banned)).to_have_count(0)
-    ban_row = page.locator(f'#banned-list li[data-pubkey="{banned}"]')
+    ban_row = page.locator(f'#desk-banned-list li[data-pubkey="{banned}"]')
     expect(ban_row).to_contain_text("spam")
-    expect(page.locator("#member-state")).to_contain_text("is banned: spam")
+    expect(page.locator("#desk-member-state")).to_contain_text("is banned: spam")
     v.shot("member-banned")
     ban_row.locator(".banned-unban").click()
     expect_said(page, "members", "ok", "Unbanned")
     assert mem.banned_pubkeys(cid) == []
     expect(ban_row).to_have_count(0)
-    expect(page.locator("#banned-list li")).to_have_text(["No one is banned."])
+    expect(page.locator("#desk-banned-list li")).to_have_text(["No one is banned."])
     assert banned not in members(relay)  # an unban lets them back, it does not add them
 
     # A stranger banned and unbanned from the form.
     stranger = Person.new().pubkey
-    page.fill("#member-key", encode_npub(stranger))
-    page.click("#member-ban")
+    page.fill("#desk-member-key", encode_npub(stranger))
+    page.click("#desk-member-ban")
     confirm(page)
     expect_said(page, "members", "ok", "Banned")
     assert [b.pubkey for b in mem.banned_pubkeys(cid)] == [stranger]
-    page.click("#member-unban")
+    page.click("#desk-member-unban")
     expect_said(page, "members", "ok", "Unbanned")
     assert mem.banned_pubkeys(cid) == []
     expect_verified(page, 2)
@@ -311,13 +313,13 @@ def test_owner_defines_edits_and_deletes_a_role(relay: Relay, visit):
     mem, cid = relay.mem, relay.community_id
     v = open_desk(visit, relay, relay.owner)
     page = v.page
-    page.fill("#role-id", "recorder")
-    page.fill("#role-label", "Sound recorder")
-    page.fill("#role-description", "Records the dawn chorus")
-    page.fill("#role-hue", "200")
-    page.fill("#role-order", "2")
-    expect(page.locator("#role-save")).to_have_text("Define role")
-    page.click("#role-save")
+    page.fill("#desk-role-id", "recorder")
+    page.fill("#desk-role-label", "Sound recorder")
+    page.fill("#desk-role-description", "Records the dawn chorus")
+    page.fill("#desk-role-hue", "200")
+    page.fill("#desk-role-order", "2")
+    expect(page.locator("#desk-role-save")).to_have_text("Define role")
+    page.click("#desk-role-save")
     expect_said(page, "roles", "ok", "Role recorder defined.")
     definitions = {ev["tags"][1][1]: ev["tags"] for ev in mem.role_definitions(cid)}
     assert definitions["recorder"] == [
@@ -328,10 +330,10 @@ def test_owner_defines_edits_and_deletes_a_role(relay: Relay, visit):
         ["color", "200"],
         ["order", "2"],
     ]
-    row = page.locator('#role-list li[data-role="recorder"]')
+    row = page.locator('#desk-role-list li[data-role="recorder"]')
     expect(row).to_contain_text("Sound recorder")
     colors = page.evaluate(
-        """() => [...document.querySelectorAll('#role-list li')].map(li =>
+        """() => [...document.querySelectorAll('#desk-role-list li')].map(li =>
             [li.dataset.role, getComputedStyle(li.querySelector('.swatch')).backgroundColor])"""
     )
     swatches = dict(colors)
@@ -340,11 +342,11 @@ def test_owner_defines_edits_and_deletes_a_role(relay: Relay, visit):
 
     # Edited: the form filled from the list, the label and hue changed.
     row.locator(".role-edit").click()
-    expect(page.locator("#role-id")).to_have_value("recorder")
-    expect(page.locator("#role-save")).to_have_text("Save changes")
-    page.fill("#role-label", "Recordist")
-    page.fill("#role-hue", "90")
-    page.click("#role-save")
+    expect(page.locator("#desk-role-id")).to_have_value("recorder")
+    expect(page.locator("#desk-role-save")).to_have_text("Save changes")
+    page.fill("#desk-role-label", "Recordist")
+    page.fill("#desk-role-hue", "90")
+    page.click("#desk-role-save")
     expect_said(page, "roles", "ok", "Role recorder changed.")
     definitions = {ev["tags"][1][1]: ev["tags"] for ev in mem.role_definitions(cid)}
     assert ["label", "Recordist"] in definitions["recorder"]
@@ -354,7 +356,7 @@ def test_owner_defines_edits_and_deletes_a_role(relay: Relay, visit):
     # Deleted (after a confirmation): gone from the definitions and from whoever held it.
     mem.assign_role(cid, relay.member.pubkey, "recorder")
     expect(shown_member(page, relay.member.pubkey).locator(".role")).to_have_text(["Recordist"])
-    expect(page.locator('#role-list li[data-role="owner"] .role-delete')).to_have_count(0)
+    expect(page.locator('#desk-role-list li[data-role="owner"] .role-delete')).to_have_count(0)
     row.locator(".role-delete").click()
     confirm(page)
     expect_said(page, "roles", "ok", "Role recorder deleted")
@@ -379,29 +381,29 @@ def test_join_requests_approved_and_rejected(relay: Relay, visit):
         assert asked.outcome == "requested"
     v = open_desk(visit, relay, relay.owner)
     page = v.page
-    asked = page.locator(f'#request-list li[data-id="{ids[cellist.pubkey]}"]')
+    asked = page.locator(f'#desk-request-list li[data-id="{ids[cellist.pubkey]}"]')
     expect(asked).to_contain_text(f"{encode_npub(cellist.pubkey)}: I play the cello")
-    expect(page.locator("#request-list li")).to_have_count(2)
+    expect(page.locator("#desk-request-list li")).to_have_count(2)
     v.shot("requests")
 
     asked.locator(".request-approve").click()
     expect_said(page, "requests", "ok", "Request approved")
     assert members(relay)[cellist.pubkey] == ("member", [])
     expect(shown_member(page, cellist.pubkey)).to_have_count(1)
-    expect(page.locator("#request-list li")).to_have_count(1)
+    expect(page.locator("#desk-request-list li")).to_have_count(1)
 
-    page.fill("#request-reason", "not this season")
-    page.locator(f'#request-list li[data-id="{ids[drummer.pubkey]}"] .request-reject').click()
+    page.fill("#desk-request-reason", "not this season")
+    page.locator(f'#desk-request-list li[data-id="{ids[drummer.pubkey]}"] .request-reject').click()
     expect_said(page, "requests", "ok", "Request rejected")
     assert mem.join_requests(cid) == []
     assert drummer.pubkey not in members(relay)
-    expect(page.locator("#request-list li")).to_have_text(["No pending requests."])
+    expect(page.locator("#desk-request-list li")).to_have_text(["No pending requests."])
 
     # A request makes no new list: the desk finds it when asked to look again.
     assert mem.request_membership(cid, late.pubkey, ids[late.pubkey]).outcome == "requested"
-    page.click("#request-refresh")
+    page.click("#desk-request-refresh")
     expect_said(page, "requests", "ok", "1 pending request.")
-    expect(page.locator(f'#request-list li[data-id="{ids[late.pubkey]}"]')).to_have_count(1)
+    expect(page.locator(f'#desk-request-list li[data-id="{ids[late.pubkey]}"]')).to_have_count(1)
     expect_verified(page, 4)
     expect_clean(v)
 
@@ -414,19 +416,19 @@ def test_profile_and_join_policy_change_the_page_without_a_reload(relay: Relay, 
     v = open_desk(visit, relay, relay.owner)
     page = v.page
     page.evaluate("window.__sameDocument = true")
-    expect(page.locator("#profile-name")).to_have_value(relay.host)  # no name: the host
+    expect(page.locator("#desk-profile-name")).to_have_value(relay.host)  # no name: the host
 
-    page.fill("#profile-name", "Nightjar Birders")
-    page.click("#profile-name-save")
+    page.fill("#desk-profile-name", "Nightjar Birders")
+    page.click("#desk-profile-name-save")
     expect_said(page, "profile", "ok", "Name saved: Nightjar Birders.")
-    page.fill("#profile-description", "Sightings at dusk.\nMembers only.")
-    page.click("#profile-description-save")
+    page.fill("#desk-profile-description", "Sightings at dusk.\nMembers only.")
+    page.click("#desk-profile-description-save")
     expect_said(page, "profile", "ok", "Description saved.")
-    page.fill("#profile-icon", ICON_URL)
-    page.click("#profile-icon-save")
+    page.fill("#desk-profile-icon", ICON_URL)
+    page.click("#desk-profile-icon-save")
     expect_said(page, "profile", "ok", "Icon saved.")
-    page.select_option("#profile-policy", "request")
-    page.click("#profile-policy-save")
+    page.select_option("#desk-profile-policy", "request")
+    page.click("#desk-profile-policy-save")
     expect_said(page, "profile", "ok", "Join policy saved: On request")
     assert mem.community_profile(cid) == (
         "Nightjar Birders",
@@ -443,12 +445,12 @@ def test_profile_and_join_policy_change_the_page_without_a_reload(relay: Relay, 
     v.shot("profile-saved")
 
     # Cleared: the page says so too; a refusal is the relay's words, and changes nothing.
-    page.fill("#profile-description", "")
-    page.click("#profile-description-save")
+    page.fill("#desk-profile-description", "")
+    page.click("#desk-profile-description-save")
     expect_said(page, "profile", "ok", "Description cleared.")
     expect(page.locator("#community-description")).to_have_count(0)
-    page.fill("#profile-icon", "http://icons.example.org/plain.png")
-    page.click("#profile-icon-save")
+    page.fill("#desk-profile-icon", "http://icons.example.org/plain.png")
+    page.click("#desk-profile-icon-save")
     expect_said(page, "profile", "error", "Refused (HTTP 400): invalid params:")
     expect_said(page, "profile", "error", "https://")
     assert mem.community_profile(cid) == ("Nightjar Birders", None, ICON_URL, "request")
@@ -459,7 +461,7 @@ def test_profile_and_join_policy_change_the_page_without_a_reload(relay: Relay, 
     expect(page.locator("#community-name")).to_have_text("Nightjar Birders")
     expect(page.locator("#community-description")).to_have_count(0)
     page.click("#login")
-    expect(page.locator("#profile-policy")).to_have_value("request")
+    expect(page.locator("#desk-profile-policy")).to_have_value("request")
     expect_clean(v, "status of 400")
 
 
@@ -515,8 +517,8 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
     unchanged = members(relay)
 
     # A key that is none: the relay's 400, in its words.
-    page.fill("#member-key", "not-a-pubkey")
-    page.click("#member-add")
+    page.fill("#desk-member-key", "not-a-pubkey")
+    page.click("#desk-member-add")
     expect_said(
         page,
         "members",
@@ -524,9 +526,9 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
         "Refused (HTTP 400): invalid params: the first must be a pubkey (64 hex characters)",
     )
     # The owner's base role is not the desk's to change.
-    page.fill("#member-key", encode_npub(relay.owner.pubkey))
-    page.select_option("#member-base-role", "member")
-    page.click("#member-set-base")
+    page.fill("#desk-member-key", encode_npub(relay.owner.pubkey))
+    page.select_option("#desk-member-base-role", "member")
+    page.click("#desk-member-set-base")
     expect_said(page, "members", "error", "Refused (HTTP 400): restricted: the owner's role")
     assert members(relay) == unchanged
 
@@ -534,8 +536,8 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
     # still on screen, but the relay now refuses their NIP-98 with 403.
     assert mem.update_relay_member_role(cid, relay.admin.pubkey, "member").outcome == "updated"
     newcomer = Person.new()
-    page.fill("#member-key", newcomer.pubkey)
-    page.click("#member-add")
+    page.fill("#desk-member-key", newcomer.pubkey)
+    page.click("#desk-member-add")
     expect_said(
         page,
         "members",
@@ -543,7 +545,7 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
         "Refused (HTTP 403): restricted: only the community's owner or an admin manages it",
     )
     assert newcomer.pubkey not in members(relay)
-    page.click("#invite-create")
+    page.click("#desk-invite-create")
     expect_said(page, "invites", "error", "Refused (HTTP 403): restricted:")
     assert invites(relay) == []
     v.shot("refused")
@@ -565,7 +567,7 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
 def test_the_desk_is_readable_narrow_and_zoomed(relay: Relay, visit, screen: dict[str, Any]):
     v = open_desk(visit, relay, relay.owner, **screen)
     page = v.page
-    page.click("#invite-create")
+    page.click("#desk-invite-create")
     expect_said(page, "invites", "ok", "Invite created")
     widths = no_horizontal_overflow(page)
     assert widths["doc_scroll"] <= widths["doc_client"], widths

@@ -1259,7 +1259,7 @@ def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
 def test_revokeinvite_by_its_id(relay, node_client, who):
     actor = signer(relay, who)
     # A one-use invite of the kind 28935 mints (no claim names it), and a claim.
-    minted = relay.mem.create_relay_invite(relay.community_id, relay.member.pubkey)
+    minted = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
     assert call(node_client, relay, actor, "createclaim", "shared-link-9", 3, 3600) is True
     listed = call(node_client, relay, actor, "listinvites")
     assert [i["id"] for i in listed] == [str(r["invite_id"]) for r in invites(relay)]

@@ -101,8 +101,10 @@ async function open() {
   section.hidden = false
   watch((what) => {
     desk.draw()
-    // A new list: members came or went (a claim used, a request approved elsewhere...).
-    if (what === 'list') desk.refresh()
+    // A new list: an invite may have been used, or a request approved elsewhere. Only those
+    // two are asked again: each read is a NIP-98 signature, and a signer may ask the person
+    // for every one; the other lists change by the desk's own actions, which refresh them.
+    if (what === 'list') desk.refresh(['invites', 'requests'])
   })
   desk.draw()
   await desk.refresh()

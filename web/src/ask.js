@@ -3,6 +3,7 @@
 // answer in a status line.
 import { logIn } from './account.js'
 import { community } from './community.js'
+import { h } from './dom.js'
 import { sign } from './signer.js'
 
 // Sends {kind, tags, content} as the person, after AUTH (NIP-42: the relay takes a 28934
@@ -38,24 +39,14 @@ export function say(status, outcome, text) {
 
 // A status line that can take the focus (role=status: read out as it changes).
 export function statusLine(id) {
-  return element('p', { id, className: 'answer', role: 'status', tabIndex: -1 })
+  return h('p', { id, class: 'answer', role: 'status', tabindex: -1 })
 }
 
-// An element with properties (attributes as given by their DOM names) and text or children.
-export function element(tag, props = {}, ...children) {
-  const node = document.createElement(tag)
-  for (const [name, value] of Object.entries(props)) {
-    if (name === 'role' || name.startsWith('aria')) node.setAttribute(name, value)
-    else node[name] = value
-  }
-  node.append(...children)
-  return node
-}
 
 // How to get a NIP-07 signer, in words (the extensions named, each a plain link).
 export function signerHelp(id, lead) {
-  const link = (href, text) => element('a', { href, rel: 'noopener noreferrer' }, text)
-  return element(
+  const link = (href, text) => h('a', { href, rel: 'noopener noreferrer' }, text)
+  return h(
     'p',
     { id },
     `${lead} you need a Nostr signer: a browser extension (NIP-07) such as `,

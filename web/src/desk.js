@@ -8,7 +8,7 @@ import { membersPanel } from './desk/members.js'
 import { profilePanel } from './desk/profile.js'
 import { requestsPanel } from './desk/requests.js'
 import { rolesPanel } from './desk/roles.js'
-import { h } from './desk/ui.js'
+import { h } from './dom.js'
 import { call } from './nip86.js'
 
 // The lists the desk shows, each the answer of one read method, kept in desk.data by name.

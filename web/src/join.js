@@ -1,8 +1,9 @@
 // Joining (SPEC sections 7 and 8): an invite link's one-click join (/?claim=<code>), and for a
 // visitor without one, a request to join or a join, as the community's policy allows (the
 // server draws it on #join as data-join-policy). The person's own view is you.js's.
-import { askRelay, communityName, element, relayWords, say, signerHelp, statusLine } from './ask.js'
+import { askRelay, communityName, relayWords, say, signerHelp, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
+import { h } from './dom.js'
 import { waitForSigner } from './signer.js'
 import { startYou } from './you.js'
 
@@ -94,7 +95,7 @@ async function startInvite(section, code) {
   if (flotilla) flotilla.href = flotillaLink(window.location, code) // the address really used
   if (!(await signerFound(section))) return
   byId('join-no-signer')?.setAttribute('hidden', '')
-  const button = element(
+  const button = h(
     'button',
     { id: 'join-button', type: 'button' },
     `Join ${communityName()}`,
@@ -116,7 +117,7 @@ async function startVisitor(section) {
   const policy = section.dataset.joinPolicy
   const name = communityName()
   const status = statusLine('join-status')
-  const controls = element('div', { id: 'join-visitor' })
+  const controls = h('div', { id: 'join-visitor' })
   section.append(controls, status)
   const show = () => {
     controls.hidden = isMember()
@@ -128,12 +129,12 @@ async function startVisitor(section) {
   if (policy !== 'request' && policy !== 'open') {
     // invite, or unknown (the database did not answer the server): no way in but an invite.
     const words = `Members join ${name} by invitation: ask a member for an invite link.`
-    controls.append(element('p', { id: 'join-policy' }, words))
+    controls.append(h('p', { id: 'join-policy' }, words))
     return show()
   }
   const asking = policy === 'request'
   controls.append(
-    element(
+    h(
       'p',
       { id: 'join-policy' },
       asking
@@ -146,15 +147,15 @@ async function startVisitor(section) {
     controls.append(signerHelp('join-no-signer', asking ? 'To ask to join' : 'To join'))
     return
   }
-  const note = element('textarea', { id: 'request-note', rows: 3, maxLength: MAX_NOTE })
-  const button = element(
+  const note = h('textarea', { id: 'request-note', rows: 3, maxlength: MAX_NOTE })
+  const button = h(
     'button',
     { id: 'request-button', type: 'button' },
     asking ? 'Ask to join' : 'Join',
   )
   if (asking) {
     controls.append(
-      element('label', { htmlFor: 'request-note' }, 'A note for the moderators (optional)'),
+      h('label', { for: 'request-note' }, 'A note for the moderators (optional)'),
       note,
     )
   }

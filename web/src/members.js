@@ -1,5 +1,6 @@
 // The members of a verified 13534 list, and how one member is drawn in #member-list.
 import { npubEncode } from 'nostr-tools/nip19'
+import { h } from './dom.js'
 
 // ["member", <pubkey>, <base role>, <defined roles held>...] for each member (SPEC sections
 // 2 and 6); the npub is computed once per list so that search and paging stay cheap.
@@ -21,30 +22,26 @@ export function countText(count) {
   return count === 1 ? '1 member' : `${count} members`
 }
 
-function element(tag, className, text) {
-  const node = document.createElement(tag)
-  if (className) node.className = className
-  if (text !== undefined) node.textContent = text
-  return node
-}
-
 // Text only (textContent), and the role's color as a CSS custom property set through the
 // CSSOM, which the Content-Security-Policy allows where an inline style attribute is refused.
 export function memberItem(member, roleBook) {
-  const item = element('li', 'member')
+  const item = h('li', { class: 'member' })
   item.dataset.pubkey = member.pubkey
-  const npub = element('code', 'npub', member.npub)
+  const npub = h('code', { class: 'npub' }, member.npub)
   npub.title = member.pubkey
-  item.append(npub, ' ', element('span', 'base-role', member.baseRole))
-  for (const id of member.roles) {
-    const role = roleBook.get(id)
-    const badge = element('span', 'role', role.label)
-    badge.dataset.role = id
-    if (role.hue !== null) {
-      badge.classList.add('colored')
-      badge.style.setProperty('--role-hue', String(role.hue))
-    }
-    item.append(' ', badge)
-  }
+  item.append(npub, ' ', h('span', { class: 'base-role' }, member.baseRole))
+  for (const id of member.roles) item.append(' ', roleBadge(id, roleBook))
   return item
+}
+
+// A defined role held: its label, in its 33534 color.
+export function roleBadge(id, roleBook) {
+  const role = roleBook.get(id)
+  const badge = h('span', { class: 'role' }, role.label)
+  badge.dataset.role = id
+  if (role.hue !== null) {
+    badge.classList.add('colored')
+    badge.style.setProperty('--role-hue', String(role.hue))
+  }
+  return badge
 }

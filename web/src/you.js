@@ -1,8 +1,10 @@
 // The person's own view (SPEC section 8), once logged in: their membership as the verified
 // list has it (base role and defined roles), and leaving (a 28936, after a confirmation on
 // the page). It follows the live list: a person removed or banned elsewhere sees it change.
-import { askRelay, communityName, element, relayWords, say, statusLine } from './ask.js'
+import { askRelay, communityName, relayWords, say, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
+import { h } from './dom.js'
+import { roleBadge } from './members.js'
 
 const KIND_LEAVE_REQUEST = 28936
 
@@ -22,30 +24,20 @@ const SENTENCES = {
 
 const BASE_ROLE_WORDS = { owner: 'the owner', admin: 'an admin', member: 'a member' }
 
-function roleBadge(id) {
-  const role = community.roleBook.get(id)
-  const badge = element('span', { className: 'role' }, role.label)
-  badge.dataset.role = id
-  if (role.hue !== null) {
-    badge.classList.add('colored')
-    badge.style.setProperty('--role-hue', String(role.hue)) // the CSSOM: the CSP allows it
-  }
-  return badge
-}
 
 export function startYou() {
   const section = document.getElementById('you')
   if (!section) return
-  const role = element('div', { id: 'you-role' })
-  const leave = element(
+  const role = h('div', { id: 'you-role' })
+  const leave = h(
     'button',
     { id: 'leave-button', type: 'button', 'aria-expanded': 'false' },
     'Leave this community',
   )
-  const confirm = element('button', { id: 'leave-confirm', type: 'button' }, 'Yes, leave')
-  const cancel = element('button', { id: 'leave-cancel', type: 'button' }, 'Cancel')
-  const question = element('p', { id: 'leave-question' })
-  const asking = element(
+  const confirm = h('button', { id: 'leave-confirm', type: 'button' }, 'Yes, leave')
+  const cancel = h('button', { id: 'leave-cancel', type: 'button' }, 'Cancel')
+  const question = h('p', { id: 'leave-question' })
+  const asking = h(
     'div',
     { id: 'leave-ask', role: 'group', 'aria-labelledby': 'leave-question', hidden: true },
     question,
@@ -54,7 +46,7 @@ export function startYou() {
   )
   const status = statusLine('you-status')
   section.append(
-    element('h2', { id: 'you-title' }, 'Your membership'),
+    h('h2', { id: 'you-title' }, 'Your membership'),
     role,
     leave,
     asking,
@@ -74,16 +66,17 @@ export function startYou() {
     role.dataset.state = !community.list ? 'unknown' : member ? 'member' : 'not_member'
     if (!community.list) {
       role.replaceChildren(
-        element('p', {}, 'Your membership is shown once the member list is verified.'),
+        h('p', {}, 'Your membership is shown once the member list is verified.'),
       )
     } else if (!member) {
-      role.replaceChildren(element('p', {}, `You are not a member of ${name}.`))
+      role.replaceChildren(h('p', {}, `You are not a member of ${name}.`))
     } else {
       const words = BASE_ROLE_WORDS[member.baseRole] ?? `a ${member.baseRole}`
+      const badge = (id) => roleBadge(id, community.roleBook)
       const held = member.roles.length
-        ? [element('p', {}, 'Your roles: ', ...member.roles.flatMap((id) => [roleBadge(id), ' ']))]
+        ? [h('p', {}, 'Your roles: ', ...member.roles.flatMap((id) => [badge(id), ' ']))]
         : []
-      role.replaceChildren(element('p', {}, `You are ${words} of ${name}.`), ...held)
+      role.replaceChildren(h('p', {}, `You are ${words} of ${name}.`), ...held)
     }
     role.dataset.baseRole = member?.baseRole ?? ''
     leave.hidden = !member

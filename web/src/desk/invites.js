@@ -2,7 +2,8 @@
 // link and QR code, list the live codes (listclaims) and every invite with its uses and
 // expiry (listinvites), and revoke them (deleteclaim by code, revokeinvite by id).
 import { qrCode } from '../qr.js'
-import { button, failure, field, h, keyInput, npubNode, onAction, panel, say, when } from './ui.js'
+import { h } from '../dom.js'
+import { button, failure, field, keyInput, npubNode, onAction, panel, say, when } from './ui.js'
 
 const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const CODE_LENGTH = 22 // 22 of 62 symbols: over 128 bits, beyond guessing

@@ -3,12 +3,12 @@
 // the banned list. What the pubkey is now comes from the verified list on screen and the
 // banned list, so it follows each action without asking.
 import { community, memberOf } from '../community.js'
+import { h } from '../dom.js'
 import {
   BASE_ROLES,
   button,
   failure,
   field,
-  h,
   keyInput,
   npubNode,
   onAction,

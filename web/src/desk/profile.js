@@ -1,7 +1,8 @@
 // The community's profile and join policy: changerelayname, changerelaydescription,
 // changerelayicon and setjoinpolicy, one call per save. What the server drew at the top of the
 // page (name, description, icon) follows each change without a reload.
-import { button, field, h, onAction, panel } from './ui.js'
+import { h } from '../dom.js'
+import { button, field, onAction, panel } from './ui.js'
 
 const POLICIES = [
   ['invite', 'By invite only'],

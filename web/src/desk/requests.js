@@ -1,7 +1,8 @@
 // Join requests (under the `request` join policy): NIP-86's events needing moderation, each
 // approved (allowevent: the requester is a member) or rejected (banevent, with a reason). A
 // request makes no new member list, so the list is asked again on demand too.
-import { button, failure, field, h, onAction, panel, say } from './ui.js'
+import { h } from '../dom.js'
+import { button, failure, field, onAction, panel, say } from './ui.js'
 
 export function requestsPanel(desk) {
   if (!desk.may('listeventsneedingmoderation')) return null

@@ -2,7 +2,8 @@
 // label, description, a color as a hue 0-360 shown as a swatch, order), delete it
 // (deleterole), and the defined roles (listroles). The base roles can be relabelled, not
 // deleted.
-import { BASE_ROLES, button, failure, field, h, keyInput, onAction, panel, say } from './ui.js'
+import { h } from '../dom.js'
+import { BASE_ROLES, button, failure, field, keyInput, onAction, panel, say } from './ui.js'
 
 // An optional whole number typed in `input`: null when empty.
 function optionalNumber(input, what) {

@@ -1,28 +1,13 @@
-// What every panel of the desk shares: building elements (text only, never markup), a panel
-// with its heading and its status line, labelled fields, the action runner (one NIP-86 call
-// per click, the button disabled while it runs, the answer in words) and the in-page
-// confirmation for what cannot be undone.
+// What every panel of the desk shares: a panel with its heading and its status line, labelled
+// fields, the action runner (one NIP-86 call per click, the button disabled while it runs, the
+// answer in words) and the in-page confirmation for what cannot be undone.
 import { decode, npubEncode } from 'nostr-tools/nip19'
+import { h } from '../dom.js'
 import { ManagementError } from '../nip86.js'
 
 // Every community has them (SPEC section 6): relabelled, never defined or deleted.
 export const BASE_ROLES = ['owner', 'admin', 'member']
 
-// An element with its attributes and children. `text` sets textContent; `class`, `id` and the
-// rest are attributes (true: present, false/null/undefined: absent); strings among the
-// children are text nodes.
-export function h(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag)
-  for (const [name, value] of Object.entries(attributes)) {
-    if (name === 'text') node.textContent = value
-    else if (value === true) node.setAttribute(name, '')
-    else if (value !== false && value !== null && value !== undefined) {
-      node.setAttribute(name, String(value))
-    }
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined && c !== false))
-  return node
-}
 
 // A one-line text field for keys, codes and ids: no autocomplete, no spelling marks.
 export function keyInput(id, attributes = {}) {

@@ -97,6 +97,12 @@ class RelayKeyMismatch(BuzzError):
     sqlstate = "BZKEY"
 
 
+class InviteQuotaExhausted(BuzzError):
+    """The invite's creator has no invites left (or fewer than the uses it asked for)."""
+
+    sqlstate = "BZQTA"
+
+
 class DatabaseFailure(BuzzError):
     """Any other database error; nothing of the transaction was kept."""
 
@@ -118,6 +124,7 @@ _BY_SQLSTATE: dict[str, type[BuzzError]] = {
         MalformedSignature,
         UnsignedChange,
         RelayKeyMismatch,
+        InviteQuotaExhausted,
     )
 }
 

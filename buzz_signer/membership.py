@@ -255,8 +255,14 @@ class _WritePaths:
             policy_version,
         )
 
-    def remove_relay_member(self, community: Community, pubkey: str) -> str:
-        return self._value("SELECT buzz.remove_relay_member(%s, %s)", community, pubkey)
+    def remove_relay_member(
+        self, community: Community, pubkey: str, with_branch: bool = False
+    ) -> str:
+        """with_branch: everyone the member brought in, recursively, goes too (never the
+        owner); without it they stay, re-attached to the member's inviter."""
+        return self._value(
+            "SELECT buzz.remove_relay_member(%s, %s, %s)", community, pubkey, with_branch
+        )
 
     def remove_relay_member_if_role(self, community: Community, pubkey: str, role: str) -> str:
         return self._value(
@@ -368,6 +374,15 @@ class _WritePaths:
             sealed,
             into=Invite,
         )
+
+    def set_invite_quota(self, community: Community, role: str, quota: int | None) -> str:
+        """How many members an 'admin' or a 'member' may bring in; None: no limit."""
+        return self._value("SELECT buzz.set_invite_quota(%s, %s, %s)", community, role, quota)
+
+    def invites_left(self, community: Community, pubkey: str) -> int | None:
+        """How many more members `pubkey` may bring in (None: no limit), read in this
+        transaction."""
+        return self._value("SELECT buzz.invites_left(%s, %s)", community, pubkey)
 
     def revoke_relay_invite(self, community: Community, invite_id: uuid.UUID | str) -> str:
         return self._value("SELECT buzz.revoke_relay_invite(%s, %s)", community, invite_id)
@@ -575,6 +590,7 @@ class _MembershipAPI:
     set_join_policy = _own_transaction(_WritePaths.set_join_policy)
     unban_pubkey = _own_transaction(_WritePaths.unban_pubkey)
     reject_join_request = _own_transaction(_WritePaths.reject_join_request)
+    set_invite_quota = _own_transaction(_WritePaths.set_invite_quota)
 
     # Reads
 
@@ -594,6 +610,15 @@ class _MembershipAPI:
 
     def banned_pubkeys(self, community: Community) -> list[Ban]:
         return self._read(_bans, "SELECT * FROM buzz.banned_pubkeys(%s)", community)
+
+    def invites_left(self, community: Community, pubkey: str) -> int | None:
+        """How many more members `pubkey` may bring in by invites: None when unlimited (the
+        owner; admins by default), 0 for a non-member."""
+        return self._read(_first, "SELECT buzz.invites_left(%s, %s)", community, pubkey)
+
+    def invite_quotas(self, community: Community) -> dict[str, int | None]:
+        """{'admin': quota, 'member': quota} (None: no limit); {} for an unknown community."""
+        return self._read(dict, "SELECT role, quota FROM buzz.invite_quotas(%s)", community)
 
     def join_requests(self, community: Community) -> list[JoinRequest]:
         """The pending join requests, oldest first."""

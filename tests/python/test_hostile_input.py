@@ -160,7 +160,11 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_policy_version", "text", None),
     ],
     "revoke_relay_invite": [("p_community", "uuid", S.C), ("p_invite_id", "uuid", S.INVITE)],
-    "remove_relay_member": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
+    "remove_relay_member": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_with_branch", "boolean", False),
+    ],
     "remove_relay_member_if_role": [
         ("p_community", "uuid", S.C),
         ("p_pubkey", "text", S.MEMBER),
@@ -219,6 +223,12 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_request_id", "text", S.NEWEVENT),
         ("p_reason", "text", None),
     ],
+    # Invite quotas (SPEC section 3, amended 2026-12-02): C's member quota stays 0, its default.
+    "set_invite_quota": [
+        ("p_community", "uuid", S.C),
+        ("p_role", "text", "member"),
+        ("p_quota", "integer", 0),
+    ],
     # Role writes (SPEC section 6). The valid define_role values are ROLE_HELD's definition.
     "define_role": [
         ("p_community", "uuid", S.C),
@@ -254,6 +264,8 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "community_profile": [("p_community", "uuid", S.C)],
     "banned_pubkeys": [("p_community", "uuid", S.C)],
     "join_requests": [("p_community", "uuid", S.C)],
+    "invites_left": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
+    "invite_quotas": [("p_community", "uuid", S.C)],
 }
 
 H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
@@ -551,7 +563,7 @@ def _cases() -> list[Case]:
     assert {f for f, a in pubkey_args} >= {"ban_pubkey", "unban_pubkey", "request_membership"}
     for f, a in pubkey_args:
         values = BAD_PUBKEYS
-        if a == "p_expected_owner":  # NULL means "any owner"
+        if a == "p_expected_owner" or f == "invites_left":  # NULL: any owner; nobody (0)
             values = [(lbl, v) for lbl, v in BAD_PUBKEYS if v is not None]
         add(f, a, values, "BZIPK")
         nul(f, a)
@@ -579,6 +591,8 @@ def _cases() -> list[Case]:
         nul(f, "p_role", "member\x00")
     add("remove_relay_member_if_role", "p_role", BAD_ROLES, "BZIRL")
     nul("remove_relay_member_if_role", "p_role", "member\x00")
+    add("set_invite_quota", "p_role", [*BAD_ROLES, ("owner", "owner")], "BZIRL")
+    nul("set_invite_quota", "p_role", "member\x00")
 
     # Role ids (SPEC section 6). define_role accepts the base roles; the others take defined
     # roles only.
@@ -664,6 +678,7 @@ def _cases() -> list[Case]:
         "request_membership",
         "approve_join_request",
         "reject_join_request",
+        "set_invite_quota",
     ]
     missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
     not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
@@ -696,6 +711,9 @@ def _cases() -> list[Case]:
     add("community_profile", "p_community", missing, Noop([]))
     add("banned_pubkeys", "p_community", missing, Noop([]))
     add("join_requests", "p_community", missing, Noop([]))
+    add("invite_quotas", "p_community", missing, Noop([]))
+    add("invites_left", "p_community", missing, Noop([(0,)]))
+    add("invites_left", "p_pubkey", [("NULL", None), ("stranger", S.NEWPK)], Noop([(0,)]))
     for f, sig in SIGNATURES.items():
         for a, t, _ in sig:
             if t == "uuid":
@@ -824,6 +842,15 @@ def _cases() -> list[Case]:
         "BZINV",
     )
     add("rotate_relay_key", "p_limit", [("0", 0), ("-1", -1), ("int-min", -(2**31))], "22023")
+    add("set_invite_quota", "p_quota", [("-1", -1), ("int-min", -(2**31))], "22023")
+    add("set_invite_quota", "p_quota", [("same-quota", 0)], Noop([("unchanged",)]))
+    add("remove_relay_member", "p_with_branch", [("NULL", None)], "22023")
+    add(
+        "remove_relay_member",
+        "p_pubkey",
+        [("owner", S.OWNER)],
+        Noop([("is_owner",)]),
+    )
 
     # insert_signed_events with nothing prepared (with something prepared: see below).
     add(
@@ -1302,6 +1329,8 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
     }
     if func == "define_role":
         mine["p_role"] = role
+    if arg != "p_created_by":  # C's owner is no member here: a label, which has no quota
+        mine["p_created_by"] = "stored"
     args = [
         (n, t, mine.get(n, v))
         for n, t, v in args_for(Case(func, arg, label, value, "stored"), world)

@@ -38,7 +38,11 @@ READ_FUNCTIONS = {
     "community_profile",
     "banned_pubkeys",
     "join_requests",
+    "invites_left",
+    "invite_quotas",
 }
+# Executable by buzz_key_admin alone (SPEC section 4), not by buzz_writer.
+KEY_ADMIN_FUNCTIONS = {"rotate_relay_key"}
 
 # What must come out the same whichever way the database was built.
 CATALOG = {
@@ -195,10 +199,15 @@ def test_alembic_upgrade_head_builds_a_complete_database(head):
         roles = dict(
             c.execute(
                 "SELECT rolname, rolcanlogin FROM pg_roles"
-                " WHERE rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader')"
+                " WHERE rolname IN ('buzz_owner', 'buzz_writer', 'buzz_reader', 'buzz_key_admin')"
             ).fetchall()
         )
-        assert roles == {"buzz_owner": False, "buzz_writer": False, "buzz_reader": False}
+        assert roles == {
+            "buzz_owner": False,
+            "buzz_writer": False,
+            "buzz_reader": False,
+            "buzz_key_admin": False,
+        }
 
         # Every function file, and nothing else, is a function of its schema.
         procs = set(
@@ -225,17 +234,19 @@ def test_alembic_upgrade_head_builds_a_complete_database(head):
             " pg_get_userbyid(p.proowner), p.proconfig,"
             " has_function_privilege('public', p.oid, 'EXECUTE'),"
             " has_function_privilege('buzz_writer', p.oid, 'EXECUTE'),"
-            " has_function_privilege('buzz_reader', p.oid, 'EXECUTE')"
+            " has_function_privilege('buzz_reader', p.oid, 'EXECUTE'),"
+            " has_function_privilege('buzz_key_admin', p.oid, 'EXECUTE')"
             " FROM pg_proc p WHERE p.pronamespace = 'buzz'::regnamespace"
         ).fetchall()
         assert {r[0] for r in api} == {
             name for schema, name in function_files() if schema == "buzz"
         }
-        for name, sig, secdef, owner, config, public, writer, reader in api:
+        for name, sig, secdef, owner, config, public, writer, reader, key_admin in api:
             assert secdef and owner == "buzz_owner", sig
             assert config == ["search_path=pg_catalog, pg_temp"], sig
             assert not public, sig
-            assert writer, sig
+            assert writer == (name not in KEY_ADMIN_FUNCTIONS), sig
+            assert key_admin, sig  # a writer too: a rotation publishes lists
             assert reader == (name in READ_FUNCTIONS), sig
         # Callers get no privilege on the tables.
         assert (

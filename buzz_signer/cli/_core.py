@@ -31,7 +31,13 @@ from urllib.parse import urlsplit
 import click
 import psycopg
 
-from ..errors import BuzzError, CommunityArchived, CommunityNotFound, InvalidArgument
+from ..errors import (
+    BuzzError,
+    CommunityArchived,
+    CommunityNotFound,
+    InvalidArgument,
+    InviteQuotaExhausted,
+)
 from ..keys import InvalidKey, RelayKey
 from ..localdb import LocalCluster, LocalClusterError
 from ..membership import Membership, MembershipTransaction, MembershipWrite
@@ -51,7 +57,8 @@ EXIT_CODES_HELP = """\b
 Exit codes:
   0  done, or no change was needed
   1  bad input (also: archived community, host taken, owner limit
-     reached, invite expired or exhausted, banned pubkey)
+     reached, invite expired or exhausted, banned pubkey, no invites
+     left)
   2  not found (community, member, invite code, owner, live list,
      role, ban, join request)
   3  refused because the target is the owner
@@ -104,7 +111,7 @@ def exit_code_for(exc: BaseException) -> int:
         return BAD_INPUT
     if isinstance(exc, CommunityNotFound):
         return NOT_FOUND
-    if isinstance(exc, CommunityArchived):
+    if isinstance(exc, CommunityArchived | InviteQuotaExhausted):
         return BAD_INPUT
     return FAILURE
 

@@ -3,12 +3,14 @@ claim-membership, members."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 import click
 
 from ..membership import Member
+from ..nostr import KIND_REMOVE_USER
 from ._core import (
     BAD_INPUT,
     IS_OWNER,
@@ -22,6 +24,7 @@ from ._core import (
     State,
     actor,
     community_command,
+    confirm,
     echo_json,
     get_state,
     is_pubkey,
@@ -41,7 +44,7 @@ ADD = {
     "already_member": Outcome(OK, "{who} is already a member, as {current} (no change)"),
 }
 REMOVE = {
-    "removed": Outcome(OK, "removed {who}"),
+    "removed": Outcome(OK, "removed {who}{with_branch}"),
     "not_member": Outcome(NOT_FOUND, "{who} is not a member"),
     "is_owner": Outcome(
         IS_OWNER, "{who} is the owner: hand the community over first (transfer-ownership)"
@@ -163,18 +166,39 @@ def add_member(pubkeys: tuple[str, ...], role: str, added_by: str | None) -> Non
     type=click.Choice(ROLES),
     help="Remove only if the member has this role (else exit 4, nothing changed).",
 )
+@click.option(
+    "--branch",
+    is_flag=True,
+    help="Remove everyone the member brought in too, at any depth (never the owner). Asks "
+    "first, naming how many go.",
+)
+@click.option("--yes", "-y", is_flag=True, help="With --branch: do not ask for confirmation.")
 @write_command
-def remove_member(pubkey: str, if_role: str | None) -> None:
+def remove_member(pubkey: str, if_role: str | None, branch: bool, yes: bool) -> None:
     """Remove a member. The owner cannot be removed (exit 3): transfer ownership first.
+
+    The members they brought in stay, and now hang from whoever brought the removed member
+    in; with --branch they go too, in one transaction (one list, one 8001 each). Either
+    way the removed members' invites stop working.
 
     \b
     Example:
       buzz-admin remove-member npub1...
       buzz-admin remove-member npub1... --if-role member   # never an admin
+      buzz-admin remove-member npub1... --branch           # and everyone below them
     """
+    if branch and if_role is not None:
+        raise Failure("give --branch or --if-role, not both", BAD_INPUT)
     state = get_state()
     target = state.resolve()
-    if if_role is None:
+    gone: list[str] = []
+    if branch:
+        below = branch_below(state, target, pubkey)
+        if below is not None:
+            _confirm_branch(state, pubkey, below, yes)
+        write = run_write(state, lambda tx: tx.remove_relay_member(target.id, pubkey, True))
+        gone = [ev["tags"][1][1] for ev in write.events if ev["kind"] == KIND_REMOVE_USER]
+    elif if_role is None:
         write = run_write(state, lambda tx: tx.remove_relay_member(target.id, pubkey))
     else:
         write = run_write(
@@ -193,9 +217,54 @@ def remove_member(pubkey: str, if_role: str | None) -> None:
             "who": npub(pubkey),
             "wanted": article(if_role),
             "current": article(current) if current else "no longer a member",
+            "with_branch": _and_below(len(gone) - 1) if branch else "",
         },
-        extra={"pubkey": pubkey, "current_role": current},
+        extra={"pubkey": pubkey, "current_role": current}
+        | ({"removed": sorted(gone)} if branch else {}),
     )
+
+
+def branch_below(state: State, target: Community, pubkey: str) -> list[str] | None:
+    """The members `pubkey` brought in, at any depth, as remove_relay_member's branch takes
+    them (by added_by, never the owner nor anyone below the owner); None when `pubkey` is no
+    member or is the owner (the database then answers, changing nothing)."""
+    rows = state.conn.execute(
+        "SELECT pubkey, role, added_by FROM buzz.relay_members(%s)", (target.id,)
+    ).fetchall()
+    roles = {pk: role for pk, role, _ in rows}
+    if roles.get(pubkey) not in ("admin", "member"):
+        return None
+    brought: dict[str, list[str]] = {}
+    for pk, role, by in rows:
+        if role != "owner" and by is not None:
+            brought.setdefault(by, []).append(pk)
+    below: list[str] = []
+    seen = {pubkey}
+    generation = [pubkey]
+    while generation:
+        generation = [pk for by in generation for pk in brought.get(by, ()) if pk not in seen]
+        seen.update(generation)
+        below += generation
+    return below
+
+
+def _confirm_branch(state: State, pubkey: str, below: list[str], yes: bool) -> None:
+    """--branch asks first, at a terminal; elsewhere it needs --yes."""
+    going = f"{npub(pubkey)}{_and_below(len(below))} ({len(below) + 1} in all)"
+    if not yes and not sys.stdin.isatty():
+        raise Failure(
+            f"--branch would remove {going}; not at a terminal, so not asked",
+            BAD_INPUT,
+            hint="give --yes to remove them without asking",
+        )
+    confirm(state, f"Remove {going}?", yes)
+
+
+def _and_below(count: int) -> str:
+    """' and the 3 members they brought in' (at any depth); '' for none."""
+    if count <= 0:
+        return " (they brought in nobody)"
+    return f" and the {count} member{'s' if count != 1 else ''} they brought in"
 
 
 @click.command("set-role")
@@ -326,10 +395,18 @@ def claim_membership(pubkey: str, policy_version: str | None) -> None:
     is_flag=True,
     help="Draw the invite tree: each member under the member who brought them in.",
 )
+@click.option(
+    "--invites",
+    is_flag=True,
+    help="Show how many more members each may bring in by invites (INVITES LEFT; --json "
+    "always has it).",
+)
 @community_command
-def members(as_hex: bool, role: str | None, tree: bool) -> None:
+def members(as_hex: bool, role: str | None, tree: bool, invites: bool) -> None:
     """The community's members as stored: owner first, then admins, then members; the
     last column, ROLES, names the defined roles each holds (comma-separated, "-" for none).
+    With --invites, the column before it says how many more members each may bring in by
+    invites ("no limit" for the owner and, unless a quota is set, admins; see `quota`).
 
     With --tree, the invite tree: a member whose added_by is another member hangs under
     that member; everyone else at the top, grouped by what their added_by says (the
@@ -341,6 +418,7 @@ def members(as_hex: bool, role: str | None, tree: bool) -> None:
       buzz-admin -c relay.example.org members
       buzz-admin members --role moderator --hex
       buzz-admin members --tree
+      buzz-admin members --invites
       buzz-admin members --json | jq -r '.members[].npub'
     """
     if tree and role is not None:
@@ -348,13 +426,19 @@ def members(as_hex: bool, role: str | None, tree: bool) -> None:
     state = get_state()
     target = state.resolve()
     conn = state.conn
+    # invites_left per member costs a few index reads each: only when it is shown.
+    with_left = invites or state.json
     rows = conn.execute(
-        "SELECT pubkey, role, added_by, joined_at, roles FROM buzz.relay_members(%s)",
-        (target.id,),
+        "SELECT pubkey, role, added_by, joined_at, roles,"
+        " CASE WHEN %s THEN buzz.invites_left(%s, pubkey) END"
+        " FROM buzz.relay_members(%s)",
+        (with_left, target.id, target.id),
     ).fetchall()
     rows.sort(key=lambda r: (ROLE_RANK.get(r[1], 9), r[0]))
+    left = {r[0]: r[5] for r in rows}
+    rows = [r[:5] for r in rows]
     if tree:
-        _show_tree(state, target, [Member(*r) for r in rows], as_hex)
+        _show_tree(state, target, [Member(*r) for r in rows], as_hex, left if with_left else None)
         return
     if role in ROLES:
         rows = [r for r in rows if r[1] == role]
@@ -383,6 +467,7 @@ def members(as_hex: bool, role: str | None, tree: bool) -> None:
                         "roles": list(held or ()),
                         "added_by": by,
                         "joined_at": iso(at),
+                        "invites_left": left[pk],
                     }
                     for pk, r, by, at, held in rows
                 ],
@@ -393,7 +478,12 @@ def members(as_hex: bool, role: str | None, tree: bool) -> None:
         [r, pk if as_hex else npub(pk), by or "-", iso(at) or "-", ",".join(held or ()) or "-"]
         for pk, r, by, at, held in rows
     ]
-    for line in table(shown, ["ROLE", "PUBKEY", "ADDED BY", "JOINED", "ROLES"]):
+    headers = ["ROLE", "PUBKEY", "ADDED BY", "JOINED", "ROLES"]
+    if invites:  # before ROLES, which stays the last column
+        headers.insert(4, "INVITES LEFT")
+        for line, (pk, *_) in zip(shown, rows, strict=True):
+            line.insert(4, _left_words(left[pk]))
+    for line in table(shown, headers):
         click.echo(line)
     summary = _summary(target, [r[1] for r in rows])
     if role is not None and role not in ROLES:
@@ -461,7 +551,18 @@ def invite_tree(rows: list[Member]) -> list[tuple[str | None, list[_Node]]]:
     )
 
 
-def _show_tree(state: State, target: Community, rows: list[Member], as_hex: bool) -> None:
+def _left_words(left: int | None) -> str:
+    return "no limit" if left is None else str(left)
+
+
+def _show_tree(
+    state: State,
+    target: Community,
+    rows: list[Member],
+    as_hex: bool,
+    left: dict[str, int | None] | None,
+) -> None:
+    """`left`: each member's invites left, shown after its line (None: not shown)."""
     groups = invite_tree(rows)
     member_pubkeys = {m.pubkey for m in rows}
 
@@ -476,6 +577,7 @@ def _show_tree(state: State, target: Community, rows: list[Member], as_hex: bool
             "joined_at": iso(m.joined_at),
             "brought_in": len(node.children),
             "in_all": node.in_all,
+            "invites_left": left[m.pubkey] if left is not None else None,
             "children": [as_json(child) for child in node.children],
         }
 
@@ -516,6 +618,8 @@ def _show_tree(state: State, target: Community, rows: list[Member], as_hex: bool
                 if node.in_all != len(node.children):
                     count += f", {node.in_all} in all"
             pk = m.pubkey if as_hex else npub(m.pubkey)
+            if left is not None:
+                count += f"  invites left: {_left_words(left[m.pubkey])}"
             click.echo(f"{'  ' * depth}{m.role:<7} {pk}{held}{count}")
             stack.extend((child, depth + 1) for child in reversed(node.children))
     click.echo(_summary(target, [m.role for m in rows]))

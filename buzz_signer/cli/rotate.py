@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import click
+from psycopg import sql
 
+from ..errors import BuzzError
 from ._core import (
+    FAILURE,
     OK,
+    Failure,
     confirm,
     echo_json,
     get_state,
@@ -55,7 +59,19 @@ def rotate_key(batch: int, yes: bool) -> None:
     rounds = 0
     m = state.membership()
     while True:
-        write = run_write(state, lambda tx: tx.rotate_relay_key(key.pubkey, batch), m)
+        try:
+            write = run_write(state, lambda tx: tx.rotate_relay_key(key.pubkey, batch), m)
+        except BuzzError as exc:
+            if exc.sqlstate != "42501":
+                raise
+            raise Failure(
+                "this login may not rotate the relay key: rotate_relay_key needs the role "
+                "buzz_key_admin",
+                FAILURE,
+                hint="as a superuser: GRANT buzz_key_admin TO "
+                + sql.Identifier(m.conn.info.user).as_string(m.conn),
+                sqlstate=exc.sqlstate,
+            ) from None
         rounds += 1
         if rounds == 1:
             state.kept = f"the relay key {key.npub} was recorded"

@@ -62,13 +62,6 @@ def _limit_option(name: str, help_text: str):
     help="File holding the relay's secret key (default: BUZZ_RELAY_SECRET_KEY).",
 )
 @click.option(
-    "--invite-role",
-    type=click.Choice(["owner", "admin", "member"]),
-    default="admin",
-    show_default=True,
-    help="The least base role that may request invites (kind 28935).",
-)
-@click.option(
     "--pool-size",
     type=click.IntRange(min=1, max=1000),
     default=10,
@@ -125,7 +118,6 @@ def main(
     listen: str,
     community: str | None,
     key_file: Path | None,
-    invite_role: str,
     pool_size: int,
     upstream: str | None,
     read: str,
@@ -162,7 +154,6 @@ def main(
         key=key,
         community=community,
         limits=Limits(**limits),
-        invite_role=invite_role,
         pool_size=pool_size,
         upstream=upstream,
         read_anyone=read == "anyone",

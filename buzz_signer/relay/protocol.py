@@ -27,7 +27,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from ..errors import BuzzError, CommunityArchived, InvalidArgument, ListTooFarAhead
+from ..errors import (
+    BuzzError,
+    CommunityArchived,
+    InvalidArgument,
+    InviteQuotaExhausted,
+    ListTooFarAhead,
+)
 from ..nostr import (
     KIND_ADD_USER,
     KIND_AUTH,
@@ -45,6 +51,7 @@ from .filters import Filter, InvalidFilter, WireEvent, parse_filter
 from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 
 __all__ = [
+    "NO_INVITES_LEFT",
     "SERVED_KINDS",
     "Backend",
     "Community",
@@ -64,7 +71,9 @@ RELAY_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE, KIND_DELETION})
 # NIP-42 and NIP-43: a client's created_at must be this close to the clock.
 FRESH_SECONDS = 600
 INVITE_TTL_SECONDS = 72 * 3600
-ROLE_RANK = {"member": 1, "admin": 2, "owner": 3}
+# The refusal of an invite to someone whose quota is spent (SPEC §3 "Invitations: quotas and
+# branches"): the 28935 REQ's CLOSED, and NIP-86 createclaim's error, say it in these words.
+NO_INVITES_LEFT = "restricted: you have no invites left."
 MAX_SUBSCRIPTION_ID = 64
 MAX_CLAIM = 256
 # A join request's content is kept as its note: this long at most, without the control
@@ -191,7 +200,6 @@ class RelaySession:
         *,
         limits: Limits = DEFAULT_LIMITS,
         request_host: str | None = None,
-        invite_role: str = "admin",
         invite_window: SlidingWindow | None = None,
         address: str | None = None,
         failed_claims: SlidingWindow | None = None,
@@ -202,7 +210,6 @@ class RelaySession:
         self._backend = backend
         self._signer = signer
         self._limits = limits
-        self._invite_rank = ROLE_RANK[invite_role]
         self._invites = invite_window or SlidingWindow(limits.invites_per_hour, 3600)
         # The client's address, and the failed claims per address and per pubkey (shared
         # by the connections of a process, like the invite window).
@@ -410,13 +417,11 @@ class RelaySession:
         prospect = WireEvent("", self._signer.pubkey, KIND_INVITE, now, "", {"p": (requester,)})
         if not any(f.ids is None and f.limit != 0 and f.matches(prospect) for f in asking):
             return []
-        role = await self._backend.role_of(self.community.id, requester)
-        if role is None or ROLE_RANK.get(role, 0) < self._invite_rank:
+        # How many a member may mint is the database's to say (invites_left: the owner always,
+        # admins and members by the community's quotas); a non-member is refused before any write.
+        if await self._backend.role_of(self.community.id, requester) is None:
             raise _Refused(
-                "restricted: only the community's "
-                + ("members" if self._invite_rank == 1 else "owner and admins")
-                + " may request invites",
-                "restricted",
+                "restricted: only the community's members may request invites", "restricted"
             )
         if not self._invites.allow((self.community.id, requester)):
             raise _Refused(
@@ -430,6 +435,8 @@ class RelaySession:
             )
         except CommunityArchived:
             raise _Refused("restricted: this community is archived", "archived") from None
+        except InviteQuotaExhausted:
+            raise _Refused(NO_INVITES_LEFT, "no_invites_left") from None
         self._observer.write("invite", "minted", time.perf_counter() - started)
         invite = self._signer.invite(code, requester, expiration, now)
         text = json.dumps(invite, separators=(",", ":"), ensure_ascii=False)

@@ -71,7 +71,6 @@ class RelayConfig:
     # --community ID|HOST: serve this one community whatever the Host header says.
     community: str | None = None
     limits: Limits = DEFAULT_LIMITS
-    invite_role: str = "admin"
     pool_size: int = 10
     # The NIP-11 name behind the gate when the upstream's document has none.
     name: str = "buzz membership relay"
@@ -395,7 +394,6 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         state.signer,
         limits=limits,
         request_host=request.host,
-        invite_role=state.config.invite_role,
         invite_window=state.invite_window,
         address=address,
         failed_claims=state.failed_claims,

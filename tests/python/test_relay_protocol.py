@@ -275,34 +275,79 @@ def test_an_admin_gets_a_signed_one_use_invite(db_url, key, world, su):
     assert row == [(world.admin.pubkey, 1, 0)]
 
 
-@pytest.mark.parametrize(
-    ("who", "role_flag", "prefix"),
-    [
-        (None, "admin", "auth-required:"),
-        ("member", "admin", "restricted:"),
-        ("stranger", "member", "restricted:"),
-        ("admin", "owner", "restricted:"),
-    ],
-)
-def test_invite_refusals(db_url, key, world, su, who, role_flag, prefix):
+@pytest.mark.parametrize(("who", "prefix"), [(None, "auth-required:"), ("stranger", "restricted:")])
+def test_invite_refusals(db_url, key, world, su, who, prefix):
     async def scenario(c):
         if who is not None:
-            person = getattr(world, who, None) or Person.new()
-            await c.auth(person.secret, f"ws://{world.host}")
+            await c.auth(Person.new().secret, f"ws://{world.host}")
         return await c.send("REQ", "inv", {"kinds": [28935]})
 
-    [[verb, sub, reason]] = run(db_url, key, world, scenario, invite_role=role_flag)
+    [[verb, sub, reason]] = run(db_url, key, world, scenario)
     assert (verb, sub) == ("CLOSED", "inv") and reason.startswith(prefix), reason
     count = su.execute("SELECT count(*) FROM buzz_private.relay_invites").fetchone()[0]
     assert count == 0
 
 
-def test_invite_role_member_lets_members_mint(db_url, key, world):
-    async def scenario(c):
-        await c.auth(world.member.secret, f"ws://{world.host}")
-        return await c.send("REQ", "inv", {"kinds": [28935]})
+def _mint(db_url: str, key: RelayKey, world: World, person: Person, times: int) -> list[Any]:
+    """What `times` 28935 REQs of `person`, AUTHed, are answered: the invite event, or the
+    CLOSED reason."""
 
-    assert _invite(run(db_url, key, world, scenario, invite_role="member"))["kind"] == 28935
+    async def scenario(c):
+        assert ok(await c.auth(person.secret, f"ws://{world.host}"))[0]
+        answers = []
+        for i in range(times):
+            answer = await c.send("REQ", f"inv{i}", {"kinds": [28935]})
+            answers.append(answer[0][2] if answer[0][0] == "CLOSED" else _invite(answer))
+        return answers
+
+    return run(db_url, key, world, scenario)
+
+
+def _invites_of(su: Any, world: World) -> list[tuple[str, int | None]]:
+    return su.execute(
+        "SELECT created_by, max_uses FROM buzz_private.relay_invites WHERE community_id = %s",
+        (world.cid,),
+    ).fetchall()
+
+
+def test_a_member_mints_by_the_quota_then_is_refused_in_words(db_url, key, world, su):
+    assert world.mem.set_invite_quota(world.cid, "member", 1) == "updated"
+    first, second = _mint(db_url, key, world, world.member, 2)
+    assert first["kind"] == 28935 and first["tags"][2] == ["p", world.member.pubkey]
+    verify_both(first)
+    assert second == "restricted: you have no invites left."
+    assert _invites_of(su, world) == [(world.member.pubkey, 1)]
+    assert world.mem.invites_left(world.cid, world.member.pubkey) == 0
+    # The invite used, its newcomer a member: still none left (they count against the quota).
+    code = first["tags"][1][1]
+    assert world.mem.claim_relay_invite(world.cid, code, new_pubkey()).outcome == "joined"
+    assert _mint(db_url, key, world, world.member, 1) == ["restricted: you have no invites left."]
+    # A quota raised: one more.
+    world.mem.set_invite_quota(world.cid, "member", 2)
+    assert _mint(db_url, key, world, world.member, 1)[0]["kind"] == 28935
+    assert len(_invites_of(su, world)) == 2
+
+
+def test_a_member_by_default_is_refused_in_words(db_url, key, world, su):
+    assert world.mem.invite_quotas(world.cid) == {"admin": None, "member": 0}
+    assert _mint(db_url, key, world, world.member, 1) == ["restricted: you have no invites left."]
+    assert _invites_of(su, world) == []
+
+
+@pytest.mark.parametrize("who", ["owner", "admin"])
+def test_the_owner_and_an_admin_by_default_mint_freely(db_url, key, world, su, who):
+    person = getattr(world, who)
+    minted = _mint(db_url, key, world, person, 4)
+    assert [m["kind"] for m in minted] == [28935] * 4
+    assert len({m["tags"][1][1] for m in minted}) == 4
+    assert _invites_of(su, world) == [(person.pubkey, 1)] * 4
+
+
+def test_an_admin_quota_binds_admins_and_never_the_owner(db_url, key, world, su):
+    world.mem.set_invite_quota(world.cid, "admin", 0)
+    assert _mint(db_url, key, world, world.admin, 1) == ["restricted: you have no invites left."]
+    assert _mint(db_url, key, world, world.owner, 1)[0]["kind"] == 28935
+    assert _invites_of(su, world) == [(world.owner.pubkey, 1)]
 
 
 def test_invites_are_rate_limited_per_pubkey(db_url, key, world, su):

@@ -2,19 +2,23 @@
 import { npubEncode } from 'nostr-tools/nip19'
 import { h } from './dom.js'
 
+// Each member's npub, kept from one list to the next: a new list mostly names the members of
+// the last, and encoding 10,000 keys again is most of the time a list takes to show.
+let npubs = new Map()
+
 // ["member", <pubkey>, <base role>, <defined roles held>...] for each member (SPEC sections
-// 2 and 6); the npub is computed once per list so that search and paging stay cheap.
+// 2 and 6); the npub is computed when the list arrives so that search and paging stay cheap.
 export function membersOfList(event) {
   const members = []
+  const known = new Map()
   for (const tag of event.tags) {
     if (tag[0] !== 'member' || typeof tag[1] !== 'string') continue
-    members.push({
-      pubkey: tag[1],
-      npub: npubEncode(tag[1]),
-      baseRole: tag[2] ?? 'member',
-      roles: tag.slice(3),
-    })
+    const pubkey = tag[1]
+    const npub = npubs.get(pubkey) ?? npubEncode(pubkey)
+    known.set(pubkey, npub)
+    members.push({ pubkey, npub, baseRole: tag[2] ?? 'member', roles: tag.slice(3) })
   }
+  npubs = known // only the current members' keys: the cache never outgrows the list
   return members
 }
 

@@ -19,6 +19,7 @@ from psycopg_pool import AsyncConnectionPool
 from ..errors import BuzzError, translated
 from ..keys import RelayKey
 from ..membership import AsyncMembership, Ban, CommunityProfile, InviteRecord, JoinRequest, Member
+from ..nostr import KIND_REMOVE_USER
 from .filters import WireEvent
 from .protocol import Community
 
@@ -302,6 +303,37 @@ class DatabaseBackend:
         return await self._membership(
             lambda m: m.reject_join_request(community, request_id, reason)
         )
+
+    # Invitations: quotas and branches (SPEC §3) -----------------------------------
+
+    async def remove_branch(self, community: uuid.UUID, pubkey: str) -> tuple[str, int]:
+        """The member and everyone they brought in, recursively, in one transaction:
+        remove_relay_member's outcome and how many went (one 8001 each)."""
+        write = await self._membership(
+            lambda m: m.remove_relay_member(community, pubkey, with_branch=True)
+        )
+        return write.outcome, sum(1 for ev in write.events if ev["kind"] == KIND_REMOVE_USER)
+
+    async def set_invite_quota(self, community: uuid.UUID, role: str, quota: int | None) -> str:
+        return await self._membership(lambda m: m.set_invite_quota(community, role, quota))
+
+    async def invite_quotas(self, community: uuid.UUID) -> dict[str, int | None]:
+        return await self._membership(lambda m: m.invite_quotas(community))
+
+    async def invites_left(self, community: uuid.UUID, pubkey: str) -> int | None:
+        return await self._membership(lambda m: m.invites_left(community, pubkey))
+
+    async def invite_tree(
+        self, community: uuid.UUID
+    ) -> list[tuple[str, str, str | None, int | None]]:
+        """Every member as (pubkey, base role, added_by, invites left), by pubkey, in one
+        snapshot: who brought whom in, and how many more each may."""
+        rows = await self._rows(
+            "SELECT pubkey, role, added_by, buzz.invites_left(%s, pubkey)"
+            " FROM buzz.relay_members(%s)",
+            (community, community),
+        )
+        return [(pubkey, role, added_by, left) for pubkey, role, added_by, left in rows]
 
     # For the server --------------------------------------------------------------
 

@@ -48,6 +48,19 @@ call (none, for most). Every method is one call of the SQL API (SPEC §7):
                                                   "order"}] by id
     setmemberrole [pubkey, admin|member]     -> "updated" or "unchanged" (an extension: the
                                                 base role; a non-member or the owner: error)
+    removebranch [pubkey, reason?]           -> {"removed": n} (an extension: the member and
+                                                everyone they brought in, recursively, in
+                                                one transaction; 0 for a non-member; the
+                                                owner: error)
+    setinvitequota [admin|member, quota]     -> "updated" or "unchanged" (an extension: how
+                                                many members each may bring in, null for no
+                                                limit)
+    listinvitequotas                         -> {"admin": quota, "member": quota} (an
+                                                extension; null: no limit)
+    listinvitetree                           -> [{"pubkey", "role", "added_by",
+                                                  "invites_left"}] every member, by pubkey
+                                                (an extension: who brought whom in;
+                                                invites_left null: no limit)
 
 Claims are invite codes a client chose (Flotilla's shared invite link). The database keeps
 only their hash, to claim with, and a copy sealed to the relay key (NIP-44), which only this
@@ -55,8 +68,8 @@ relay opens to list them: a code sealed before a key rotation still claims but i
 listed.
 
 Statuses: 200 with {"result": ...}; {"error": ...} with 401 (authentication), 403 (a method
-this caller may not call), 400 (the request or its params, or the community's state:
-archived), 500 (the database failed).
+this caller may not call, or a createclaim beyond the caller's invites left), 400 (the request
+or its params, or the community's state: archived), 500 (the database failed).
 """
 
 from __future__ import annotations
@@ -70,14 +83,14 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
-from ..errors import BuzzError, CommunityArchived, InvalidArgument
+from ..errors import BuzzError, CommunityArchived, InvalidArgument, InviteQuotaExhausted
 from ..keys import RelayKey
 from ..membership import Ban, InviteRecord, JoinRequest, Member
 from ..nip19 import encode_npub
 from ..nip44 import Nip44Error
 from ..nostr import is_lower_hex
 from .nip98 import Refused, ReplayGuard, accept_once, authenticated
-from .protocol import Community
+from .protocol import NO_INVITES_LEFT, Community
 
 __all__ = ["CONTENT_TYPE", "Management", "ManagementBackend", "may_call"]
 
@@ -90,6 +103,8 @@ MANAGERS = frozenset(("owner", "admin"))
 MAX_INVITE_USES = 10_000
 TTL_SECONDS = (60, 30 * 24 * 3600)
 CLAIM = re.compile(r"[A-Za-z0-9_-]{8,128}")
+# The base roles an invite quota is set for (the owner has none).
+QUOTA_ROLES = ("admin", "member")
 
 
 class ManagementBackend(Protocol):
@@ -159,6 +174,20 @@ class ManagementBackend(Protocol):
     async def unassign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str: ...
 
     async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]: ...
+
+    async def remove_branch(self, community: uuid.UUID, pubkey: str) -> tuple[str, int]: ...
+
+    async def set_invite_quota(
+        self, community: uuid.UUID, role: str, quota: int | None
+    ) -> str: ...
+
+    async def invite_quotas(self, community: uuid.UUID) -> dict[str, int | None]: ...
+
+    async def invites_left(self, community: uuid.UUID, pubkey: str) -> int | None: ...
+
+    async def invite_tree(
+        self, community: uuid.UUID
+    ) -> list[tuple[str, str, str | None, int | None]]: ...
 
 
 class Caller(NamedTuple):
@@ -386,6 +415,10 @@ class Management:
             "unassignrole": self._unassignrole,
             "listroles": self._listroles,
             "setmemberrole": self._setmemberrole,
+            "removebranch": self._removebranch,
+            "setinvitequota": self._setinvitequota,
+            "listinvitequotas": self._listinvitequotas,
+            "listinvitetree": self._listinvitetree,
         }
 
     async def handle(
@@ -494,9 +527,19 @@ class Management:
         max_uses, ttl = [*params[1:], None, None][:2]
         max_uses = _bounded(max_uses, self.claim_max_uses, (1, MAX_INVITE_USES), "max uses")
         ttl = _bounded(ttl, self.claim_ttl_seconds, TTL_SECONDS, "ttl seconds")
-        await self.backend.create_invite(
-            community.id, caller.pubkey, max_uses, ttl, code=claim, sealed=self.key.seal(claim)
-        )
+        try:
+            await self.backend.create_invite(
+                community.id, caller.pubkey, max_uses, ttl, code=claim, sealed=self.key.seal(claim)
+            )
+        except InviteQuotaExhausted:
+            # The caller's quota (SPEC §3): none left, or fewer than the uses asked for.
+            left = await self.backend.invites_left(community.id, caller.pubkey)
+            if not left:
+                raise Refused(403, NO_INVITES_LEFT) from None
+            invites = "1 invite" if left == 1 else f"{left} invites"
+            raise Refused(
+                403, f"restricted: you have {invites} left; ask for at most {left} uses."
+            ) from None
         return True
 
     async def _live_claims(self, community: Community) -> list[tuple[InviteRecord, str]]:
@@ -639,3 +682,32 @@ class Management:
                 400, "restricted: the owner's role changes only by a transfer of ownership"
             )
         return outcome
+
+    # Invitations: quotas and branches (SPEC §3), our extensions ------------------------
+
+    async def _removebranch(self, community: Community, caller: Caller, params: list[Any]):
+        pubkey, _ = _pubkey_and_reason(params)
+        outcome, removed = await self.backend.remove_branch(community.id, pubkey)
+        if outcome == "is_owner":
+            raise Refused(
+                400, "restricted: the owner cannot be removed (transfer ownership first)"
+            )
+        return {"removed": removed}
+
+    async def _setinvitequota(self, community: Community, caller: Caller, params: list[Any]):
+        shape = "[admin or member, quota (a whole number from 0, or null for no limit)]"
+        if len(params) != 2 or params[0] not in QUOTA_ROLES:
+            raise Refused(400, f"invalid params: {shape}")
+        quota = params[1]
+        if quota is not None and not (type(quota) is int and 0 <= quota <= INT4[1]):
+            raise Refused(400, f"invalid params: {shape}")
+        return await self.backend.set_invite_quota(community.id, params[0], quota)
+
+    async def _listinvitequotas(self, community: Community, caller: Caller, params: list[Any]):
+        return await self.backend.invite_quotas(community.id)
+
+    async def _listinvitetree(self, community: Community, caller: Caller, params: list[Any]):
+        return [
+            {"pubkey": pubkey, "role": role, "added_by": added_by, "invites_left": left}
+            for pubkey, role, added_by, left in await self.backend.invite_tree(community.id)
+        ]

@@ -458,6 +458,7 @@ ALL_METHODS = {
     *("listeventsneedingmoderation", "allowevent", "banevent"),
     *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
     *("revokeinvite", "setmemberrole"),  # our extensions, for the community's page
+    *("removebranch", "setinvitequota", "listinvitequotas", "listinvitetree"),  # and these
 }
 
 

@@ -79,6 +79,11 @@ METHODS = [
     # Our extensions, for the community's page (docs/relay.md).
     "revokeinvite",
     "setmemberrole",
+    # Our extensions for invitations: quotas and branches.
+    "removebranch",
+    "setinvitequota",
+    "listinvitequotas",
+    "listinvitetree",
 ]
 
 
@@ -1310,3 +1315,164 @@ def test_revokeinvite_refusals(relay, node_client):
         assert refused(answer, 403).startswith("restricted:")
     assert everything(relay) == unchanged
     assert claim_over_websocket(relay, Person.new(), invite.code)[0] is True
+
+
+# ---------------------------------------------------------------------------- invitations
+
+
+def tree_of(relay: Any) -> list[dict[str, Any]]:
+    """listinvitetree as the database has it: every member, who brought them in, and how many
+    more each may bring in."""
+    return [
+        {
+            "pubkey": m.pubkey,
+            "role": m.role,
+            "added_by": m.added_by,
+            "invites_left": relay.mem.invites_left(relay.community_id, m.pubkey),
+        }
+        for m in relay.mem.relay_members(relay.community_id)
+    ]
+
+
+def quotas(relay: Any) -> dict[str, int | None]:
+    return relay.mem.invite_quotas(relay.community_id)
+
+
+@BY
+def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, node_client, who):
+    actor, cid, member = signer(relay, who), relay.community_id, relay.member.pubkey
+    # member brought in friend, friend brought in cousin; the owner brought in bystander.
+    friend, cousin, bystander = Person.new(), Person.new(), Person.new()
+    relay.mem.add_relay_member(cid, friend.pubkey, "member", member)
+    relay.mem.add_relay_member(cid, cousin.pubkey, "member", friend.pubkey)
+    relay.mem.add_relay_member(cid, bystander.pubkey, "member", relay.owner.pubkey)
+    owners_invite = relay.mem.create_relay_invite(cid, relay.owner.pubkey)
+    before = relay.mem.member_list(cid)
+
+    result = call(node_client, relay, actor, "removebranch", member, "a spam ring")
+    assert result == {"removed": 3}
+    expected = initial(relay) | {bystander.pubkey: "member"}
+    del expected[member]
+    live(relay, expected)
+    # One transaction: one new list, and an 8001 for each of the three, all of its moment.
+    after = relay.mem.member_list(cid)
+    assert after["created_at"] > before["created_at"]
+    since = [e for e in relay.mem.membership_events(cid) if e["created_at"] > before["created_at"]]
+    assert {e["created_at"] for e in since} == {after["created_at"]}
+    assert sorted((e["kind"], e["tags"][1][1]) for e in since) == sorted(
+        (8001, pk) for pk in (member, friend.pubkey, cousin.pubkey)
+    )
+    # An invite made by someone outside the branch still works.
+    assert claim_over_websocket(relay, Person.new(), owners_invite.code)[0] is True
+
+    # Not a member (any more, or never): {"removed": 0}, nothing changes.
+    unchanged = everything(relay)
+    for pubkey in (member, Person.new().pubkey):
+        assert call(node_client, relay, actor, "removebranch", pubkey) == {"removed": 0}
+    assert everything(relay) == unchanged
+    # The owner: 400, nothing changes.
+    (answer,) = send(node_client, rpc(relay, actor, "removebranch", relay.owner.pubkey, "coup"))
+    assert "owner cannot be removed" in refused(answer, 400)
+    assert everything(relay) == unchanged
+
+
+def test_removebranch_of_an_admin_takes_those_they_brought_in(relay, node_client):
+    cid, admin = relay.community_id, relay.admin.pubkey
+    invited = Person.new()
+    relay.mem.add_relay_member(cid, invited.pubkey, "member", admin)
+    assert call(node_client, relay, relay.owner, "removebranch", admin) == {"removed": 2}
+    live(relay, {relay.owner.pubkey: "owner", relay.member.pubkey: "member"})
+
+
+@BY
+def test_setinvitequota_and_listinvitequotas(relay, node_client, who):
+    actor = signer(relay, who)
+    assert call(node_client, relay, actor, "listinvitequotas") == {"admin": None, "member": 0}
+    unchanged = everything(relay)
+    assert call(node_client, relay, actor, "setinvitequota", "member", 2) == "updated"
+    assert quotas(relay) == {"admin": None, "member": 2}
+    assert call(node_client, relay, actor, "setinvitequota", "member", 2) == "unchanged"
+    assert call(node_client, relay, actor, "setinvitequota", "admin", 5) == "updated"
+    assert call(node_client, relay, actor, "listinvitequotas") == {"admin": 5, "member": 2}
+    assert call(node_client, relay, actor, "setinvitequota", "admin", None) == "updated"
+    assert call(node_client, relay, actor, "setinvitequota", "member", 0) == "updated"
+    assert quotas(relay) == {"admin": None, "member": 0}
+    # Not a membership write: no list, no event.
+    assert everything(relay) == unchanged
+
+
+@BY
+def test_listinvitetree_answers_every_member_with_who_brought_them_in(relay, node_client, who):
+    cid, member = relay.community_id, relay.member.pubkey
+    relay.mem.set_invite_quota(cid, "member", 3)
+    relay.mem.set_invite_quota(cid, "admin", 4)
+    newcomer = Person.new()
+    relay.mem.add_relay_member(cid, newcomer.pubkey, "member", member)
+    relay.mem.create_relay_invite(cid, member)  # one use on a live invite: it counts too
+    tree = call(node_client, relay, signer(relay, who), "listinvitetree")
+    assert tree == tree_of(relay)
+    left = {row["pubkey"]: row["invites_left"] for row in tree}
+    assert left == {
+        relay.owner.pubkey: None,  # the owner has no limit
+        relay.admin.pubkey: 4,
+        member: 1,  # 3, less the newcomer, less the live invite's use
+        newcomer.pubkey: 3,  # a member like any other
+    }
+    assert {row["pubkey"]: row["added_by"] for row in tree}[newcomer.pubkey] == member
+    assert [row["pubkey"] for row in tree] == sorted(left)
+
+
+def test_createclaim_beyond_the_callers_invites_is_403(relay, node_client):
+    cid = relay.community_id
+    relay.mem.set_invite_quota(cid, "admin", 0)
+    unchanged = everything(relay)
+    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-1"))
+    assert refused(answer, 403) == "restricted: you have no invites left."
+    assert everything(relay) == unchanged
+    # Two left: the relay's default uses (100) are more; two are not.
+    relay.mem.set_invite_quota(cid, "admin", 2)
+    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-2"))
+    assert refused(answer, 403) == "restricted: you have 2 invites left; ask for at most 2 uses."
+    assert everything(relay) == unchanged
+    assert call(node_client, relay, relay.admin, "createclaim", "within-quota", 2) is True
+    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-3", 1))
+    assert refused(answer, 403) == "restricted: you have no invites left."
+    assert [(i["created_by"], i["max_uses"]) for i in invites(relay)] == [(relay.admin.pubkey, 2)]
+    # The owner has no quota.
+    assert call(node_client, relay, relay.owner, "createclaim", "the-owners-own", 50) is True
+
+
+def test_invitation_methods_refusals_are_400_and_403(relay, node_client):
+    unchanged = (everything(relay), quotas(relay))
+    bad = {
+        "setinvitequota owner": ("setinvitequota", ["owner", 1]),
+        "setinvitequota a defined role": ("setinvitequota", ["moderator", 1]),
+        "setinvitequota no quota": ("setinvitequota", ["member"]),
+        "setinvitequota no params": ("setinvitequota", []),
+        "setinvitequota three params": ("setinvitequota", ["member", 1, 2]),
+        "setinvitequota negative": ("setinvitequota", ["member", -1]),
+        "setinvitequota 1.5": ("setinvitequota", ["member", 1.5]),
+        "setinvitequota text": ("setinvitequota", ["member", "3"]),
+        "setinvitequota true": ("setinvitequota", ["member", True]),
+        "setinvitequota over int4": ("setinvitequota", ["member", 2**31]),
+        "setinvitequota role a list": ("setinvitequota", [["member"], 1]),
+        "removebranch no params": ("removebranch", []),
+        "removebranch not hex": ("removebranch", ["not-a-pubkey"]),
+        "removebranch reason a number": ("removebranch", [relay.member.pubkey, 5]),
+    }
+    answers = send(node_client, *(rpc(relay, relay.owner, m, *p) for m, p in bad.values()))
+    expect(answers, list(bad), 400)
+    assert (everything(relay), quotas(relay)) == unchanged
+    # Not the owner or an admin: 403, a member or not.
+    for actor in (relay.member, None):
+        answers = send(
+            node_client,
+            rpc(relay, actor, "removebranch", relay.admin.pubkey),
+            rpc(relay, actor, "setinvitequota", "member", 10),
+            rpc(relay, actor, "listinvitequotas"),
+            rpc(relay, actor, "listinvitetree"),
+        )
+        for answer in answers:
+            assert refused(answer, 403).startswith("restricted:")
+    assert (everything(relay), quotas(relay)) == unchanged
+    live(relay, initial(relay))

@@ -8,6 +8,7 @@ import { membersPanel } from './desk/members.js'
 import { profilePanel } from './desk/profile.js'
 import { requestsPanel } from './desk/requests.js'
 import { rolesPanel } from './desk/roles.js'
+import { treePanel } from './desk/tree.js'
 import { h } from './dom.js'
 import { call } from './nip86.js'
 
@@ -18,6 +19,8 @@ const LISTS = {
   banned: 'listbannedpubkeys',
   requests: 'listeventsneedingmoderation',
   roles: 'listroles',
+  tree: 'listinvitetree',
+  quotas: 'listinvitequotas',
 }
 
 class Desk {
@@ -90,7 +93,7 @@ async function open() {
   }
   if (!Array.isArray(methods) || methods.length === 0 || community.me !== me) return
   const desk = new Desk(me, methods)
-  desk.panels = [invitesPanel, membersPanel, requestsPanel, rolesPanel, profilePanel]
+  desk.panels = [invitesPanel, membersPanel, treePanel, requestsPanel, rolesPanel, profilePanel]
     .map((make) => make(desk))
     .filter(Boolean)
   const section = document.getElementById('desk')
@@ -101,10 +104,11 @@ async function open() {
   section.hidden = false
   watch((what) => {
     desk.draw()
-    // A new list: an invite may have been used, or a request approved elsewhere. Only those
-    // two are asked again: each read is a NIP-98 signature, and a signer may ask the person
-    // for every one; the other lists change by the desk's own actions, which refresh them.
-    if (what === 'list') desk.refresh(['invites', 'requests'])
+    // A new list: an invite may have been used, a request approved elsewhere, someone
+    // brought in or gone (the invitations' tree). Only those three are asked again: each read
+    // is a NIP-98 signature, and a signer may ask the person for every one; the other lists
+    // change by the desk's own actions, which refresh them.
+    if (what === 'list') desk.refresh(['invites', 'requests', 'tree'])
   })
   desk.draw()
   await desk.refresh()

@@ -2,7 +2,8 @@
 // websocket to the same origin whose subscriptions stay open (and are sent again after a
 // reconnect), so every list the relay commits reaches the page without a reload. A person who
 // acts (joins, leaves) AUTHs on it (NIP-42) and publishes through it, each EVENT answered by
-// the relay's OK.
+// the relay's OK; a REQ asked once (an invite, kind 28935) is answered by its events and EOSE,
+// or by CLOSED.
 import { makeAuthEvent } from 'nostr-tools/nip42'
 
 // The relay's NIP-11 document (same origin, so connect-src 'self' allows it).
@@ -42,6 +43,8 @@ export class RelayConnection {
     this.challenge = null // this connection's NIP-42 challenge
     this.authedAs = null // the pubkey this connection is AUTHed as
     this.waiting = new Map() // event id -> resolve(Answer)
+    this.once = new Map() // subscription id -> {events, resolve} of a REQ asked once
+    this.onceCount = 0
     this.opened = []
   }
 
@@ -62,6 +65,10 @@ export class RelayConnection {
       const closed = new Answer(false, 'error: the connection closed')
       for (const resolve of this.waiting.values()) resolve(closed)
       this.waiting.clear()
+      for (const { events, resolve } of this.once.values()) {
+        resolve({ events, closed: closed.message })
+      }
+      this.once.clear()
       this.onClose()
       setTimeout(() => this.connect(), this.retryMs)
       this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS)
@@ -111,6 +118,21 @@ export class RelayConnection {
     return answer
   }
 
+  // One REQ asked once: resolves {events, closed}, the events the relay sent before its EOSE
+  // (closed null; the subscription is then closed) or before its CLOSED (closed: the reason,
+  // as "prefix: words"). Never sent again after a reconnect.
+  async requestOnce(filter) {
+    await this.whenOpen()
+    const id = `once-${++this.onceCount}`
+    const answer = new Promise((resolve) => this.once.set(id, { events: [], resolve }))
+    this.send(['REQ', id, filter])
+    try {
+      return await withTimeout(answer, 'the relay did not answer')
+    } finally {
+      this.once.delete(id)
+    }
+  }
+
   subscribe(id, filter, onEvent, onEose = () => {}) {
     this.subscriptions.set(id, { filter, onEvent, onEose })
     this.send(['REQ', id, filter])
@@ -125,6 +147,17 @@ export class RelayConnection {
     }
     if (!Array.isArray(message)) return
     const [verb, id, event] = message
+    const asked = this.once.get(id)
+    if (asked) {
+      if (verb === 'EVENT' && event && typeof event === 'object') asked.events.push(event)
+      else if (verb === 'EOSE') {
+        this.send(['CLOSE', id])
+        asked.resolve({ events: asked.events, closed: null })
+      } else if (verb === 'CLOSED') {
+        asked.resolve({ events: asked.events, closed: String(message[2] ?? '') })
+      }
+      return
+    }
     const sub = this.subscriptions.get(id)
     if (verb === 'EVENT' && sub && event && typeof event === 'object') sub.onEvent(event)
     else if (verb === 'EOSE' && sub) sub.onEose()

@@ -12,21 +12,37 @@ events.
 
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
 import pytest
 
 pytest.register_assert_rewrite(
     "fixtures_membership", "relay_fixtures", "page_browser", "test_page_desk"
 )
-from page_browser import Visit, expect_shown, expect_verified, nip07_signer, tab_to
+from page_browser import (
+    REPO,
+    Visit,
+    expect_shown,
+    expect_verified,
+    nip07_signer,
+    no_horizontal_overflow,
+    tab_to,
+)
 from playwright.sync_api import Page, expect
 from relay_fixtures import Person, Relay
 from test_page_desk import confirm, expect_said, open_desk
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures", "page_browser")
 
+DOCS_SCREENSHOT = REPO / "docs" / "page-invitations.png"
+NARROW = {"viewport": {"width": 360, "height": 740}}
 NO_INVITES_LEFT = "You have no invites left."
+# Elements of a part of the page that reach past the screen's right edge.
+TOO_WIDE_JS = """(part) => [...document.querySelectorAll(part + ' *')]
+    .filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
+    .map(e => e.id || e.className || e.tagName)"""
 # The text selected in the focused field.
 SELECTED_JS = """() => {
     const field = document.activeElement;
@@ -50,9 +66,11 @@ def invites_made(relay: Relay) -> list[tuple[str, int | None, int]]:
     ]
 
 
-def own_page(visit, relay: Relay, person: Person, path: str = "/", count: int = 3) -> Visit:
+def own_page(
+    visit, relay: Relay, person: Person, path: str = "/", count: int = 3, **options: Any
+) -> Visit:
     """`person`'s page in a context of its own, logged in with their signer."""
-    v = visit(relay.process)
+    v = visit(relay.process, **options)
     nip07_signer(v.context, person)
     v.page.goto(v.origin + path)
     expect_verified(v.page, count)
@@ -77,6 +95,14 @@ def expect_invite_answer(page: Page, outcome: str, words: str | re.Pattern[str])
     expect(status).to_have_text(words)
     # The focus follows the answer, so a keyboard user reads on from there.
     assert page.evaluate("document.activeElement.id") == "you-invite-status"
+
+
+def expect_fits(page: Page, part: str) -> None:
+    """Nothing of `part` (a selector) reaches past the screen, and the page does not scroll
+    sideways."""
+    widths = no_horizontal_overflow(page)
+    assert widths["doc_scroll"] <= widths["doc_client"], widths
+    assert page.evaluate(TOO_WIDE_JS, part) == []
 
 
 def expect_clean(*visits: Visit) -> None:
@@ -147,6 +173,8 @@ def test_a_member_invites_by_the_quota_and_the_owner_removes_the_branch(
         "(1 member below)"
     )
     desk.shot("tree")
+    if os.environ.get("BUZZ_PAGE_SCREENSHOT") == "1":
+        page.locator("#desk-tree").screenshot(path=str(DOCS_SCREENSHOT))
 
     # The member's second invite is refused, in words; no invite is made.
     mine.page.click("#you-invite")
@@ -205,7 +233,7 @@ def test_the_tree_hangs_members_without_a_member_inviter_from_the_owner(
     relay.mem.add_relay_member(cid, operators.pubkey, "member", "buzz-admin")
     relay.mem.add_relay_member(cid, orphan.pubkey, "member", Person.new().pubkey)
     relay.mem.set_invite_quota(cid, "admin", 5)
-    desk = open_desk(visit, relay, relay.owner, count=8)
+    desk = open_desk(visit, relay, relay.owner, count=8, **NARROW)
     page = desk.page
     for path in (
         (owner, admin),
@@ -228,6 +256,9 @@ def test_the_tree_hangs_members_without_a_member_inviter_from_the_owner(
     expect(root.locator(".tree-left")).to_have_text("invites: no limit")
     expect(root.locator(".tree-remove")).to_have_count(0)  # no way to remove the owner
     expect(page.locator("#desk-tree-quota-admin")).to_have_value("5")
+    # Four generations deep on a 360 px screen: nothing reaches past its edge.
+    expect_fits(page, "#desk-tree")
+    desk.shot("tree-360px")
 
     # Quotas: an unchanged one says so; empty is no limit; a bad one is refused on the page.
     page.fill("#desk-tree-quota-admin", "5")
@@ -278,13 +309,16 @@ def test_a_member_with_no_quota_is_told_in_words_and_a_visitor_sees_no_invite_bu
 
 
 def test_an_admin_makes_invite_links_freely_by_default(relay: Relay, visit) -> None:
-    mine = own_page(visit, relay, relay.admin)
+    mine = own_page(visit, relay, relay.admin, **NARROW)
     for n in (1, 2):
         mine.page.click("#you-invite")
         expect_invite_answer(mine.page, "made", re.compile(r"^Your invite link is ready"))
         expect(mine.page.locator("#you-invite-status")).to_have_attribute("data-outcome", "made")
         assert len(invites_made(relay)) == n
     assert {maker for maker, _, _ in invites_made(relay)} == {relay.admin.pubkey}
+    expect(mine.page.locator("#you-invite-qr svg.qr")).to_be_visible()
+    expect_fits(mine.page, "#you")
+    mine.shot("invite-360px")
     # The link shown is the newest invite's: it lets someone in, brought in by the admin.
     code = mine.page.input_value("#you-invite-link").rsplit("=", 1)[1]
     newcomer = Person.new().pubkey

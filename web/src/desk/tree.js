@@ -104,7 +104,7 @@ export function treePanel(desk) {
       section.append(
         h(
           'div',
-          { class: 'desk-row' },
+          { class: 'desk-row quota' },
           field(label, input),
           desk.may('setinvitequota') ? save : null,
         ),

@@ -91,6 +91,12 @@ WORKER_WRITES = (
 COORDINATOR_WRITES = ("transfer_ownership",)
 # Run on the coordinator behind a wrapper of db/citus/functions of the same name.
 COORDINATOR_WRAPPED = ("create_community",)
+# The moderation writes (ban_event, allow_kind, block_ip, assign_method, their inverses) are
+# not routed: they run on the coordinator as the function files make them, their statements
+# on one community's shards sent to its worker by Citus, since each NOTIFYs buzz_moderation,
+# which a worker cannot (see tx_announcements) and listeners hear on the coordinator. They
+# change no member and owe no list, so nothing is marked for prepare; their moderation lock
+# (advisory, class 6) is taken on the coordinator, where all of them run.
 # Changes of the reference table communities, run on the coordinator behind a wrapper that
 # takes the locks above first. (SELECT * FROM: Citus delegates no call that PL/pgSQL runs as
 # a simple expression. Never with a NULL community, whose delegated call crashes Citus 13.2's
@@ -114,13 +120,18 @@ NODE_FUNCTIONS = {
 # function's body whose parameters have no values yet, so on a cluster each is the same
 # query in PL/pgSQL, whose parameters reach Citus's planner with their values.
 READ_FUNCTIONS = (
+    "buzz.banned_events(uuid)",
     "buzz.banned_pubkeys(uuid)",
+    "buzz.blocked_ips(uuid)",
     "buzz.community_id(text)",
     "buzz.community_profile(uuid)",
     "buzz.invite_quotas(uuid)",
     "buzz.join_requests(uuid)",
+    "buzz.kind_rules(uuid)",
     "buzz.member_list(uuid)",
     "buzz.membership_events(uuid, bigint)",
+    "buzz.method_assignees(uuid)",
+    "buzz.moderation_rules(uuid)",
     "buzz.relay_invites(uuid)",
     "buzz.relay_members(uuid)",
     "buzz.role_definitions(uuid)",

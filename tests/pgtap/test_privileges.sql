@@ -31,7 +31,13 @@ INSERT INTO api VALUES
     ('community_profile', true), ('banned_pubkeys', true), ('join_requests', true),
     ('community_id', true), ('relay_members', true), ('member_list', true),
     ('membership_events', true), ('member_list_drift', true), ('communities', true),
-    ('role_definitions', true), ('role_deletions', true);
+    ('role_definitions', true), ('role_deletions', true),
+    -- moderation behind the gate (NIP-86)
+    ('ban_event', false), ('unban_event', false), ('allow_kind', false), ('disallow_kind', false),
+    ('clear_kind_rule', false), ('block_ip', false), ('unblock_ip', false),
+    ('assign_method', false), ('unassign_method', false), ('banned_events', true),
+    ('kind_rules', true), ('blocked_ips', true), ('method_assignees', true),
+    ('moderation_rules', true);
 -- The buzz_private helpers the planner inlines into their callers (SQL-standard bodies, setting
 -- nothing): exactly these.
 CREATE TEMP TABLE inlined (fn text PRIMARY KEY);

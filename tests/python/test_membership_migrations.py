@@ -40,6 +40,11 @@ READ_FUNCTIONS = {
     "join_requests",
     "invites_left",
     "invite_quotas",
+    "banned_events",
+    "kind_rules",
+    "blocked_ips",
+    "method_assignees",
+    "moderation_rules",
 }
 # Executable by buzz_key_admin alone (SPEC section 4), not by buzz_writer.
 KEY_ADMIN_FUNCTIONS = {"rotate_relay_key"}

@@ -335,6 +335,89 @@ class DatabaseBackend:
         )
         return [(pubkey, role, added_by, left) for pubkey, role, added_by, left in rows]
 
+    # Moderation behind the gate (moderation.py, management.py) --------------------
+
+    async def _outcome(self, sql: str, params: Any) -> Any:
+        """The one value a write of the SQL API answers (its own transaction)."""
+        return (await self._rows(sql, params))[0][0]
+
+    async def moderation_rules(
+        self, community: uuid.UUID | None
+    ) -> list[tuple[uuid.UUID, str, str]]:
+        """(community, rule, subject) of one community's rules, or of all of them (None)."""
+        rows = await self._rows(
+            "SELECT community_id, rule, subject FROM buzz.moderation_rules(%s)", (community,)
+        )
+        return [(c, rule, subject) for c, rule, subject in rows]
+
+    async def ban_event(
+        self, community: uuid.UUID, event_id: str, reason: str | None, by: str | None
+    ) -> str:
+        return await self._outcome(
+            "SELECT buzz.ban_event(%s, %s, %s, %s)", (community, event_id, reason, by)
+        )
+
+    async def unban_event(self, community: uuid.UUID, event_id: str) -> str:
+        return await self._outcome("SELECT buzz.unban_event(%s, %s)", (community, event_id))
+
+    async def banned_events(self, community: uuid.UUID) -> list[tuple[str, str | None]]:
+        """(event id, reason), by event id."""
+        rows = await self._rows(
+            "SELECT event_id, reason FROM buzz.banned_events(%s)", (community,)
+        )
+        return [(event_id, reason) for event_id, reason in rows]
+
+    async def set_kind_rule(self, community: uuid.UUID, kind: int, allowed: bool | None) -> str:
+        """allow_kind (True), disallow_kind (False) or clear_kind_rule (None)."""
+        function = {True: "allow_kind", False: "disallow_kind", None: "clear_kind_rule"}[allowed]
+        return await self._outcome(f"SELECT buzz.{function}(%s, %s)", (community, kind))
+
+    async def kind_rules(self, community: uuid.UUID) -> list[tuple[int, bool]]:
+        """(kind, allowed), by kind."""
+        rows = await self._rows("SELECT kind, allowed FROM buzz.kind_rules(%s)", (community,))
+        return [(kind, allowed) for kind, allowed in rows]
+
+    async def block_ip(
+        self, community: uuid.UUID, network: str, reason: str | None, by: str | None
+    ) -> str:
+        return await self._outcome(
+            "SELECT buzz.block_ip(%s, %s::inet, %s, %s)", (community, network, reason, by)
+        )
+
+    async def unblock_ip(self, community: uuid.UUID, network: str) -> str:
+        return await self._outcome("SELECT buzz.unblock_ip(%s, %s::inet)", (community, network))
+
+    async def blocked_ips(self, community: uuid.UUID) -> list[tuple[Any, str | None]]:
+        """(network, reason), by address: networks of the ipaddress module."""
+        rows = await self._rows("SELECT address, reason FROM buzz.blocked_ips(%s)", (community,))
+        return [(address, reason) for address, reason in rows]
+
+    async def assign_method(
+        self, community: uuid.UUID, pubkey: str, method: str, by: str | None
+    ) -> str:
+        return await self._outcome(
+            "SELECT buzz.assign_method(%s, %s, %s, %s)", (community, pubkey, method, by)
+        )
+
+    async def unassign_method(self, community: uuid.UUID, pubkey: str, method: str) -> str:
+        return await self._outcome(
+            "SELECT buzz.unassign_method(%s, %s, %s)", (community, pubkey, method)
+        )
+
+    async def method_assignees(self, community: uuid.UUID) -> list[tuple[str, str]]:
+        """(pubkey, method), by pubkey and method."""
+        rows = await self._rows(
+            "SELECT pubkey, method FROM buzz.method_assignees(%s)", (community,)
+        )
+        return [(pubkey, method) for pubkey, method in rows]
+
+    async def assigned_methods(self, community: uuid.UUID, pubkey: str) -> frozenset[str]:
+        """The methods assigned to `pubkey` (in force while it is a member)."""
+        rows = await self._rows(
+            "SELECT method FROM buzz.method_assignees(%s) WHERE pubkey = %s", (community, pubkey)
+        )
+        return frozenset(method for (method,) in rows)
+
     # For the server --------------------------------------------------------------
 
     async def community_by_host(self, host: str) -> Community | None:

@@ -16,6 +16,7 @@ from ..cli._core import Failure, database_url, load_key
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
 from .management import MAX_INVITE_USES, TTL_SECONDS
+from .moderation import IPNetwork, parse_network
 from .server import RelayConfig, run
 
 __all__ = ["main"]
@@ -35,6 +36,23 @@ def _contact(ctx: click.Context, param: click.Parameter, value: str | None) -> s
     if not value or len(value) > 500 or not value.isprintable():
         raise click.BadParameter("a contact is 1 to 500 printable characters (a URL or address)")
     return value
+
+
+def _trusted_proxies(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[IPNetwork, ...]:
+    """Each --trusted-proxy value: addresses or networks, separated by commas or spaces."""
+    proxies = []
+    for value in values:
+        for item in value.replace(",", " ").split():
+            try:
+                proxies.append(parse_network(item))
+            except ValueError:
+                raise click.BadParameter(
+                    f"{item!r} is not an IPv4 or IPv6 address, or a network in CIDR notation"
+                    " (e.g. 10.0.0.0/8) with no bit set beyond its mask"
+                ) from None
+    return tuple(proxies)
 
 
 def _limit_option(name: str, help_text: str):
@@ -113,6 +131,15 @@ def _limit_option(name: str, help_text: str):
     metavar="SECONDS",
     help="Lifetime of a NIP-86 createclaim invite when the call gives none.",
 )
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    metavar="ADDR",
+    callback=_trusted_proxies,
+    help="A reverse proxy (address or CIDR network; repeat, or separate by commas) whose"
+    " X-Forwarded-For names the client: blocks and per-address bounds apply to that.",
+)
 @click.option("--log-level", default="info", show_default=True)
 def main(
     listen: str,
@@ -124,6 +151,7 @@ def main(
     contact: str | None,
     claim_max_uses: int,
     claim_ttl: int,
+    trusted_proxies: tuple[IPNetwork, ...],
     log_level: str,
     **limits: int,
 ) -> None:
@@ -160,6 +188,7 @@ def main(
         contact=contact,
         claim_max_uses=claim_max_uses,
         claim_ttl_seconds=claim_ttl,
+        trusted_proxies=trusted_proxies,
     )
     logging.getLogger("buzz_relay").info("buzz-relay %s listening on %s:%d", key.npub, host, port)
     run(config, host, port)

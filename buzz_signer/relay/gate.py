@@ -13,7 +13,12 @@ connection (`Upstream`), and the upstream's answers come back as they are (SPEC 
   subscriptions get `CLOSED restricted:` and are closed upstream: no more reading, no more
   writing, from that moment;
 - when the upstream goes away, each of its subscriptions gets `CLOSED error:` and a `NOTICE`
-  says so; the next message that needs it connects again.
+  says so; the next message that needs it connects again;
+- the community's moderation (moderation.py, read from memory at each message): an event
+  whose id is banned never reaches the client from the upstream, stored or live, and is
+  refused when published (`OK false blocked:`), as is an event of a kind the community
+  disallows, or, once it allows some kinds, of any other kind. The membership kinds are the
+  session's and never ruled.
 
 Like the session, the gate knows no server: it is given the upstream and a `send` for
 messages that arrive on their own (from the upstream, or live ones).
@@ -38,6 +43,7 @@ from ..nostr import (
     KIND_MEMBERSHIP_LIST,
 )
 from .filters import WireEvent
+from .moderation import EMPTY, Rules
 from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession, relay_message
 
 __all__ = ["Gate", "Upstream"]
@@ -128,11 +134,14 @@ class Gate:
         send: Callable[[list[str]], None],
         *,
         read_anyone: bool = False,
+        rules: Callable[[], Rules] = lambda: EMPTY,
     ) -> None:
         self.session = session
         self.community = session.community
         self._send = send
         self._read_anyone = read_anyone
+        # The community's moderation as this process holds it now (reloaded on commit).
+        self._rules = rules
         self._upstream = Upstream(http, upstream_url, self._from_upstream, self._upstream_lost)
         self._upstream_subscriptions: set[str] = set()
         self._member: bool | None = None  # of the AUTHed pubkey; None: ask the database
@@ -210,6 +219,13 @@ class Gate:
             return [
                 relay_message("OK", event_id, False, "restricted: members only, for their own events")
             ]
+        rules = self._rules()
+        if event_id in rules.banned_events:
+            return [relay_message("OK", event_id, False, "blocked: this event is banned here")]
+        kind = event.get("kind")
+        refused = rules.kind_refused(kind) if type(kind) is int else None
+        if refused is not None:
+            return [relay_message("OK", event_id, False, refused)]
         if not await self._upstream.send(text):
             return [relay_message("OK", event_id, False, "error: the upstream relay is unavailable")]
         return []
@@ -233,7 +249,22 @@ class Gate:
         if text.startswith('["CLOSED"'):
             with contextlib.suppress(ValueError, IndexError, TypeError):
                 self._upstream_subscriptions.discard(json.loads(text)[1])
+        elif text.startswith('["EVENT"') and self._banned(text):
+            return
         self._send([text])
+
+    def _banned(self, text: str) -> bool:
+        """Whether an upstream EVENT frame carries an event the community banned (read only
+        while it has banned some)."""
+        banned = self._rules().banned_events
+        if not banned:
+            return False
+        try:
+            event = json.loads(text)[2]
+        except (ValueError, IndexError, RecursionError):
+            return False
+        event_id = event.get("id") if isinstance(event, dict) else None
+        return isinstance(event_id, str) and event_id in banned
 
     def _upstream_lost(self) -> None:
         closed = [

@@ -12,6 +12,11 @@ Never missing a list: when the listening connection drops, the hub reconnects wi
 and then does the same read for every community with connections, from what it last
 delivered (or from shortly before the connection dropped), so every open subscription gets
 what committed meanwhile and ends with the live list. Sessions drop what they already sent.
+
+The same connection listens on buzz_moderation, whose payload is a community's id: each such
+notification goes to `on_moderation` (the relay's copy of the moderation rules reloads that
+community), and each time the connection is up, first or again, `on_listening` is told (the
+copy reloads every community, since changes made while it was down were not announced here).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from .protocol import RelaySession
 log = logging.getLogger("buzz_relay.hub")
 
 CHANNEL = "buzz_membership"
+MODERATION_CHANNEL = "buzz_moderation"
 _DELIVERY_ORDER = (
     (KIND_ADD_USER, KIND_REMOVE_USER),
     (KIND_ROLE,),
@@ -67,12 +73,16 @@ class Hub:
         *,
         on_pushed: Callable[[int], None] = lambda n: None,
         on_reconnect: Callable[[], None] = lambda: None,
+        on_moderation: Callable[[str], None] | None = None,
+        on_listening: Callable[[], None] = lambda: None,
     ) -> None:
         self._conninfo = conninfo
         self._backend = backend
         self._communities: dict[uuid.UUID, _Community] = {}
         self._on_pushed = on_pushed
         self._on_reconnect = on_reconnect
+        self._on_moderation = on_moderation
+        self._on_listening = on_listening
         self.connected = asyncio.Event()
 
     # Sessions -------------------------------------------------------------------
@@ -111,7 +121,10 @@ class Hub:
                     keepalives_count=3,
                 ) as conn:
                     await conn.execute(f"LISTEN {CHANNEL}")
+                    if self._on_moderation is not None:
+                        await conn.execute(f"LISTEN {MODERATION_CHANNEL}")
                     self.connected.set()
+                    self._on_listening()
                     backoff = BACKOFF_FIRST
                     if dropped_at is not None:
                         self._on_reconnect()
@@ -119,7 +132,10 @@ class Hub:
                         log.info("listening again after %.1f s", time.time() - dropped_at)
                         dropped_at = None
                     async for note in conn.notifies():
-                        await self._notified(note.payload)
+                        if note.channel == MODERATION_CHANNEL and self._on_moderation is not None:
+                            self._on_moderation(note.payload)
+                        else:
+                            await self._notified(note.payload)
             except asyncio.CancelledError:
                 raise
             except (psycopg.Error, OSError) as exc:

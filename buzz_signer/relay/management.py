@@ -7,8 +7,10 @@ and the JSON object to answer. Who is calling is NIP-98's business (`authenticat
 something accepts each event once; the read methods (`supportedmethods`, `list...`) accept it
 again within its 60 s (welshman dates NIP-98 events in whole seconds and Flotilla asks
 `supportedmethods` twice at once). Who may call what is `may_call`: the owner and admins every
-method; anyone with a valid event `supportedmethods`, which answers the other methods they may
-call (none, for most). Every method is one call of the SQL API (SPEC §7):
+method; a member the methods assigned to them (assignmethod; never those that would hand out
+more, NEVER_DELEGATED), and not against the owner or an admin; anyone with a valid event
+`supportedmethods`, which answers the other methods they may call (none, for most). Every
+method is one call of the SQL API (SPEC §7):
 
     supportedmethods                         -> [the other methods this caller may call]
     allowpubkey [pubkey, reason?]            -> true   (a member now; lifts a ban)
@@ -36,7 +38,21 @@ call (none, for most). Every method is one call of the SQL API (SPEC §7):
     listeventsneedingmoderation              -> [{"id", "reason"}] the pending join requests,
                                                 oldest first (reason: who asks, their note)
     allowevent [request id, reason?]         -> true   (the requester is a member now)
-    banevent [request id, reason?]           -> true   (the request is rejected)
+    banevent [event id, reason?]             -> true   (a pending join request's id: the
+                                                request is rejected; any other id: the event
+                                                is banned behind the gate)
+    unbanevent [event id, reason?]           -> true   (not banned now)
+    listbannedevents                         -> [{"id", "reason"}] by id
+    allowkind [kind] / disallowkind [kind]   -> true   (the kind moves to that list)
+    clearkind [kind]                         -> true   (an extension: on neither list)
+    listallowedkinds / listdisallowedkinds   -> [kind, ...] ascending
+    blockip [ip or CIDR, reason?]            -> true   (HTTP 403 for that address or network)
+    unblockip [ip or CIDR, reason?]          -> true   (that very address or network)
+    listblockedips                           -> [{"ip", "reason"}] IPv4 first, by address
+    assignmethod [pubkey, method]            -> true   (a member may call it; a non-member or
+                                                a method never assigned: error)
+    unassignmethod [pubkey, method]          -> true   (assigned no more)
+    listmethodassignees                      -> [{"pubkey", "methods": [...]}] by pubkey
     createrole [id, label, description?, color?, order?]
                                              -> true (defined; a role already defined: error)
     editrole [id, label, description?, color?, order?]
@@ -89,15 +105,39 @@ from ..membership import Ban, InviteRecord, JoinRequest, Member
 from ..nip19 import encode_npub
 from ..nip44 import Nip44Error
 from ..nostr import is_lower_hex
+from .moderation import parse_network
 from .nip98 import Refused, ReplayGuard, accept_once, authenticated
 from .protocol import NO_INVITES_LEFT, Community
 
-__all__ = ["CONTENT_TYPE", "Management", "ManagementBackend", "may_call"]
+__all__ = ["CONTENT_TYPE", "DELEGABLE", "Management", "ManagementBackend", "may_call"]
 
 log = logging.getLogger("buzz_relay.management")
 
 CONTENT_TYPE = "application/nostr+json+rpc"
 MANAGERS = frozenset(("owner", "admin"))
+# Never assigned to a member (assignmethod): supportedmethods is anyone's; assignmethod and
+# unassignmethod would let a delegate hand out what nobody gave them, setmemberrole make
+# themselves an admin. disallowpubkey is assigned as unallowpubkey, whose old name it is.
+NEVER_DELEGATED = frozenset(("supportedmethods", "assignmethod", "unassignmethod", "setmemberrole"))
+ALIASES = {"disallowpubkey": "unallowpubkey"}
+# What a member may be assigned: every other method of this relay (buzz_private.delegable_method
+# in the database names the same; a test holds the two equal).
+DELEGABLE = frozenset({
+    *("allowpubkey", "unallowpubkey", "listallowedpubkeys"),
+    *("banpubkey", "unbanpubkey", "listbannedpubkeys"),
+    *("changerelayname", "changerelaydescription", "changerelayicon", "setjoinpolicy"),
+    *("createclaim", "listclaims", "deleteclaim", "listinvites", "revokeinvite"),
+    *("listeventsneedingmoderation", "allowevent", "banevent", "unbanevent", "listbannedevents"),
+    *("allowkind", "disallowkind", "clearkind", "listallowedkinds", "listdisallowedkinds"),
+    *("blockip", "unblockip", "listblockedips", "listmethodassignees"),
+    *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
+    *("removebranch", "setinvitequota", "listinvitequotas", "listinvitetree"),
+})  # fmt: skip
+# Methods that take a member from the community (their first param the pubkey): a member
+# calling them by assignment may not aim them at the owner or an admin.
+REMOVES_A_MEMBER = frozenset(("unallowpubkey", "disallowpubkey", "banpubkey", "removebranch"))
+# NIP-01 kinds.
+KINDS = (0, 65535)
 # create_relay_invite's bounds: uses 1 .. 10,000 (or unlimited), ttl 60 s .. 30 days, and a
 # chosen code 8 to 128 characters of [A-Za-z0-9_-].
 MAX_INVITE_USES = 10_000
@@ -189,6 +229,40 @@ class ManagementBackend(Protocol):
         self, community: uuid.UUID
     ) -> list[tuple[str, str, str | None, int | None]]: ...
 
+    # Moderation behind the gate
+
+    async def ban_event(
+        self, community: uuid.UUID, event_id: str, reason: str | None, by: str | None
+    ) -> str: ...
+
+    async def unban_event(self, community: uuid.UUID, event_id: str) -> str: ...
+
+    async def banned_events(self, community: uuid.UUID) -> list[tuple[str, str | None]]: ...
+
+    async def set_kind_rule(
+        self, community: uuid.UUID, kind: int, allowed: bool | None
+    ) -> str: ...
+
+    async def kind_rules(self, community: uuid.UUID) -> list[tuple[int, bool]]: ...
+
+    async def block_ip(
+        self, community: uuid.UUID, network: str, reason: str | None, by: str | None
+    ) -> str: ...
+
+    async def unblock_ip(self, community: uuid.UUID, network: str) -> str: ...
+
+    async def blocked_ips(self, community: uuid.UUID) -> list[tuple[Any, str | None]]: ...
+
+    async def assign_method(
+        self, community: uuid.UUID, pubkey: str, method: str, by: str | None
+    ) -> str: ...
+
+    async def unassign_method(self, community: uuid.UUID, pubkey: str, method: str) -> str: ...
+
+    async def method_assignees(self, community: uuid.UUID) -> list[tuple[str, str]]: ...
+
+    async def assigned_methods(self, community: uuid.UUID, pubkey: str) -> frozenset[str]: ...
+
 
 class Caller(NamedTuple):
     """Who sent the request: the NIP-98 event's author, and their base role (None: not a
@@ -196,13 +270,22 @@ class Caller(NamedTuple):
 
     pubkey: str
     role: str | None
+    # The methods assigned to them (assignmethod), read for members only.
+    assigned: frozenset[str] = frozenset()
 
 
-def may_call(role: str | None, method: str) -> bool:
+def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset()) -> bool:
     """Who may call what, in one place: anyone with a valid NIP-98 event `supportedmethods`
-    (it answers what else they may call), the owner and admins every method. (SPEC §7's
-    methods assigned to members will be decided here.)"""
-    return method == "supportedmethods" or role in MANAGERS
+    (it answers what else they may call), the owner and admins every method, a member the
+    methods assigned to them (an alias by its name's assignment), a non-member nothing else
+    whatever was assigned to them."""
+    if method == "supportedmethods" or role in MANAGERS:
+        return True
+    return (
+        role is not None
+        and method not in NEVER_DELEGATED
+        and ALIASES.get(method, method) in assigned
+    )
 
 
 def reads_only(method: str) -> bool:
@@ -243,6 +326,42 @@ def _event_id_and_reason(params: list[Any]) -> tuple[str, str | None]:
     if not params or not isinstance(params[0], str) or not is_lower_hex(params[0].lower(), 64):
         raise Refused(400, "invalid params: the first must be an event id (64 hex characters)")
     return params[0].lower(), _reason(params, "[event id, reason]")
+
+
+def _kind(params: list[Any]) -> int:
+    """[kind]: an integer 0 to 65535 (NIP-01's kinds)."""
+    if len(params) != 1 or not (type(params[0]) is int and KINDS[0] <= params[0] <= KINDS[1]):
+        raise Refused(400, "invalid params: [kind], the kind an integer from 0 to 65535")
+    return params[0]
+
+
+def _network_and_reason(params: list[Any]) -> tuple[str, str | None]:
+    """[ip, reason?]: an IPv4 or IPv6 address, or a network in CIDR notation, as the
+    network's text (an IPv4-mapped IPv6 one as IPv4)."""
+    try:
+        network = parse_network(params[0]) if params and isinstance(params[0], str) else None
+    except ValueError:
+        network = None
+    if network is None:
+        raise Refused(
+            400,
+            "invalid params: [ip, reason], the ip an IPv4 or IPv6 address, or a network in CIDR"
+            " notation with no bit set beyond its mask (10.0.0.0/8)",
+        )
+    return str(network), _reason(params, "[ip, reason]")
+
+
+def _address_text(network: Any) -> str:
+    """A blocked network as listblockedips says it: a single address without its /32 or /128."""
+    return str(network.network_address) if network.num_addresses == 1 else str(network)
+
+
+def _member_and_method(params: list[Any]) -> tuple[str, str]:
+    """[pubkey, method]."""
+    shape = "invalid params: [pubkey (64 hex characters), method (a NIP-86 method's name)]"
+    if len(params) != 2 or not isinstance(params[1], str) or not params[1]:
+        raise Refused(400, shape)
+    return _pubkey(params), params[1]
 
 
 def _claim(params: list[Any], shape: str) -> str:
@@ -419,6 +538,19 @@ class Management:
             "setinvitequota": self._setinvitequota,
             "listinvitequotas": self._listinvitequotas,
             "listinvitetree": self._listinvitetree,
+            "unbanevent": self._unbanevent,
+            "listbannedevents": self._listbannedevents,
+            "allowkind": self._kind_setter(True),
+            "disallowkind": self._kind_setter(False),
+            "clearkind": self._kind_setter(None),
+            "listallowedkinds": self._kind_lister(True),
+            "listdisallowedkinds": self._kind_lister(False),
+            "blockip": self._blockip,
+            "unblockip": self._unblockip,
+            "listblockedips": self._listblockedips,
+            "assignmethod": self._assignmethod,
+            "unassignmethod": self._unassignmethod,
+            "listmethodassignees": self._listmethodassignees,
         }
 
     async def handle(
@@ -431,11 +563,15 @@ class Management:
             name, params = self._request(body)
             if not reads_only(name):
                 accept_once(event, self.replay, now)
-            caller = Caller(
-                event["pubkey"], await self.backend.role_of(community.id, event["pubkey"])
-            )
-            if not may_call(caller.role, name):
-                raise Refused(403, "restricted: only the community's owner or an admin manages it")
+            caller = await self._caller(community, event["pubkey"])
+            if not may_call(caller.role, name, caller.assigned):
+                raise Refused(
+                    403,
+                    "restricted: only the community's owner, an admin, or a member this method"
+                    " was assigned to may call it",
+                )
+            if caller.role not in MANAGERS and name in REMOVES_A_MEMBER:
+                await self._spare_managers(community, params)
             return 200, {"result": await self._methods[name](community, caller, params)}
         except Refused as refused:
             return refused.status, {"error": str(refused)}
@@ -461,9 +597,27 @@ class Management:
             raise Refused(400, f"unsupported method: {request['method'][:64]!r}")
         return request["method"], request["params"]
 
+    async def _caller(self, community: Community, pubkey: str) -> Caller:
+        role = await self.backend.role_of(community.id, pubkey)
+        if role is None or role in MANAGERS:
+            return Caller(pubkey, role)
+        return Caller(pubkey, role, await self.backend.assigned_methods(community.id, pubkey))
+
+    async def _spare_managers(self, community: Community, params: list[Any]) -> None:
+        """A member removing someone by an assigned method: never the owner or an admin."""
+        target = params[0].lower() if params and isinstance(params[0], str) else ""
+        if is_lower_hex(target, 64) and await self.backend.role_of(community.id, target) in MANAGERS:
+            raise Refused(
+                403, "restricted: a member with assigned methods cannot act on the owner or an admin"
+            )
+
     async def _supportedmethods(self, community: Community, caller: Caller, params: list[Any]):
         # As NIP-86 says: the other methods (those this caller may call).
-        return [m for m in self._methods if m != "supportedmethods" and may_call(caller.role, m)]
+        return [
+            m
+            for m in self._methods
+            if m != "supportedmethods" and may_call(caller.role, m, caller.assigned)
+        ]
 
     # Members and bans ---------------------------------------------------------------
 
@@ -622,11 +776,83 @@ class Management:
         return True
 
     async def _banevent(self, community: Community, caller: Caller, params: list[Any]):
-        request_id, reason = _event_id_and_reason(params)
-        # Only join requests for now: banning any other event comes with the gate's moderation.
-        if await self.backend.reject_request(community.id, request_id, reason) == "not_found":
-            raise Refused(400, "invalid params: that id is not a pending join request")
+        event_id, reason = _event_id_and_reason(params)
+        # A pending join request is an event needing moderation: banning it rejects it. Any
+        # other event is banned behind the gate (dropped from the upstream's answers, refused
+        # when published).
+        if await self.backend.reject_request(community.id, event_id, reason) == "not_found":
+            await self.backend.ban_event(community.id, event_id, reason, caller.pubkey)
         return True
+
+    # Moderation behind the gate: events, kinds, addresses, assigned methods ---------
+
+    async def _unbanevent(self, community: Community, caller: Caller, params: list[Any]):
+        event_id, _ = _event_id_and_reason(params)
+        await self.backend.unban_event(community.id, event_id)
+        return True
+
+    async def _listbannedevents(self, community: Community, caller: Caller, params: list[Any]):
+        return [
+            {"id": event_id, "reason": reason}
+            for event_id, reason in await self.backend.banned_events(community.id)
+        ]
+
+    def _kind_setter(self, allowed: bool | None) -> Method:
+        async def move(community: Community, caller: Caller, params: list[Any]) -> bool:
+            await self.backend.set_kind_rule(community.id, _kind(params), allowed)
+            return True
+
+        return move
+
+    def _kind_lister(self, allowed: bool) -> Method:
+        async def listing(community: Community, caller: Caller, params: list[Any]) -> list[int]:
+            rules = await self.backend.kind_rules(community.id)
+            return [kind for kind, is_allowed in rules if is_allowed is allowed]
+
+        return listing
+
+    async def _blockip(self, community: Community, caller: Caller, params: list[Any]):
+        network, reason = _network_and_reason(params)
+        await self.backend.block_ip(community.id, network, reason, caller.pubkey)
+        return True
+
+    async def _unblockip(self, community: Community, caller: Caller, params: list[Any]):
+        network, _ = _network_and_reason(params)
+        await self.backend.unblock_ip(community.id, network)
+        return True
+
+    async def _listblockedips(self, community: Community, caller: Caller, params: list[Any]):
+        return [
+            {"ip": _address_text(network), "reason": reason}
+            for network, reason in await self.backend.blocked_ips(community.id)
+        ]
+
+    async def _assignmethod(self, community: Community, caller: Caller, params: list[Any]):
+        pubkey, method = _member_and_method(params)
+        if method not in DELEGABLE:
+            raise Refused(
+                400,
+                f"invalid params: {method[:64]!r} cannot be assigned (supportedmethods,"
+                " assignmethod, unassignmethod and setmemberrole never are; disallowpubkey is"
+                " unallowpubkey; any other must be a method of this relay)",
+            )
+        outcome = await self.backend.assign_method(community.id, pubkey, method, caller.pubkey)
+        if outcome == "not_member":
+            raise Refused(400, "invalid params: that pubkey is not a member (allowpubkey it first)")
+        return True
+
+    async def _unassignmethod(self, community: Community, caller: Caller, params: list[Any]):
+        pubkey, method = _member_and_method(params)
+        await self.backend.unassign_method(community.id, pubkey, method)
+        return True
+
+    async def _listmethodassignees(
+        self, community: Community, caller: Caller, params: list[Any]
+    ):
+        methods: dict[str, list[str]] = {}
+        for pubkey, method in await self.backend.method_assignees(community.id):
+            methods.setdefault(pubkey, []).append(method)
+        return [{"pubkey": pubkey, "methods": held} for pubkey, held in methods.items()]
 
     # Roles (SPEC §6) ------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """The aiohttp server around the protocol: one port for the websocket, NIP-11, the
 community's page (page.py), /metrics and /healthz. It picks the connection's community,
-bounds connections per address, and moves text between the websocket and a RelaySession;
-everything else is the protocol's.
+turns away the addresses the community blocked (moderation.py), bounds connections per
+address, and moves text between the websocket and a RelaySession; everything else is the
+protocol's.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
+from .moderation import IPNetwork, Moderation, client_address
 from .nip98 import ReplayGuard
 from .page import (
     ASSET_PREFIX,
@@ -82,6 +84,8 @@ class RelayConfig:
     # --upstream URL: the members-only gate in front of that relay (gate.py); --read anyone.
     upstream: str | None = None
     read_anyone: bool = False
+    # --trusted-proxy: the proxies whose X-Forwarded-For names the client (moderation.py).
+    trusted_proxies: tuple[IPNetwork, ...] = ()
 
 
 @dataclass
@@ -95,6 +99,7 @@ class _State:
     invite_window: SlidingWindow
     failed_claims: SlidingWindow
     management: Management
+    moderation: Moderation
     per_ip: Counter[str] = field(default_factory=Counter)
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
@@ -116,6 +121,7 @@ def create_app(config: RelayConfig) -> web.Application:
         open=False,
     )
     backend = DatabaseBackend(pool, config.key)
+    moderation = Moderation(backend)
     # The gauge reads the hub when scraped; the hub reports to the counters.
     metrics = RelayMetrics(lambda: sum(s.subscription_count for s in hub.sessions()))
     hub = Hub(
@@ -123,6 +129,8 @@ def create_app(config: RelayConfig) -> web.Application:
         backend,
         on_pushed=metrics.events_pushed.inc,
         on_reconnect=metrics.listener_reconnects.inc,
+        on_moderation=moderation.changed,
+        on_listening=moderation.reconnected,
     )
     metrics.listener_connected.set_function(lambda: float(hub.connected.is_set()))
     app[STATE] = _State(
@@ -141,6 +149,7 @@ def create_app(config: RelayConfig) -> web.Application:
             claim_max_uses=config.claim_max_uses,
             claim_ttl_seconds=config.claim_ttl_seconds,
         ),
+        moderation=moderation,
     )
     app[ASSETS] = Assets.load()
     app.router.add_get("/", root)
@@ -163,6 +172,8 @@ async def _start(app: web.Application) -> None:
         raise SystemExit(
             "buzz-relay: the database did not answer within 30 s; check DATABASE_URL"
         ) from None
+    # Every community's moderation before the first request; the hub reloads it from then on.
+    await state.moderation.load_all()
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
     if state.config.upstream is not None:
         state.http = aiohttp.ClientSession()
@@ -186,6 +197,7 @@ async def _stop(app: web.Application) -> None:
     for task in state.tasks:
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    await state.moderation.close()
     await state.pool.close()
     if state.http is not None:
         await state.http.close()
@@ -233,11 +245,28 @@ async def _community(request: web.Request) -> Community | None:
 # ------------------------------------------------------------------ HTTP
 
 
+def _client(request: web.Request):
+    """The client's address (moderation.client_address), or None when it has none."""
+    return client_address(
+        request.remote,
+        request.headers.getall("X-Forwarded-For", []),
+        request.app[STATE].config.trusted_proxies,
+    )
+
+
 async def root(request: web.Request) -> web.StreamResponse:
     community = await _community(request)
     if community is None:
         raise web.HTTPNotFound(
             text=f"no community is served at host {request.host!r}\n", headers=CORS_HEADERS
+        )
+    # An address the community blocked gets no websocket, no NIP-11 and no page. (NIP-86 stays
+    # open to it: its calls prove who signs them, and so an admin who blocked their own
+    # network can still lift the block.)
+    if request.app[STATE].moderation.rules(community.id).blocks(_client(request)):
+        request.app[STATE].metrics.request("connection", "blocked")
+        raise web.HTTPForbidden(
+            text="blocked: your address may not use this relay\n", headers=CORS_HEADERS
         )
     if request.headers.get("Upgrade", "").lower() == "websocket":
         return await websocket(request, community)
@@ -377,7 +406,10 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
     limits = state.config.limits
     ws = web.WebSocketResponse(max_msg_size=HARD_FRAME_LIMIT, heartbeat=60, autoping=True)
     await ws.prepare(request)
-    address = request.remote or "?"
+    # Behind a trusted proxy, the client's own address: for the bound per address and the
+    # failed claims, as for blocks.
+    client = _client(request)
+    address = str(client) if client is not None else request.remote or "?"
     if state.per_ip[address] >= limits.max_connections_per_ip:
         state.metrics.request("connection", "too_many")
         await ws.send_str(
@@ -420,7 +452,12 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
     handler: RelaySession | Gate = session
     if state.http is not None and state.config.upstream is not None:
         handler = Gate(
-            session, state.http, state.config.upstream, send, read_anyone=state.config.read_anyone
+            session,
+            state.http,
+            state.config.upstream,
+            send,
+            read_anyone=state.config.read_anyone,
+            rules=lambda: state.moderation.rules(community.id),
         )
     state.hub.register(handler, send)
     try:

@@ -304,17 +304,19 @@ def test_join_requests_are_the_events_needing_moderation(db_url, key, mem, reade
     assert ok(world.owner, "banevent", [ids[1], "not now"]) is True
     assert asking[1].pubkey not in members_of(reader, world.cid)
     assert [r.request_id for r in reader.join_requests(world.cid)] == [ids[2]]
-    # Neither a handled request nor any other id is pending: 400, and nothing changes.
+    # Neither a handled request nor any other id is pending: allowevent is 400, and nothing
+    # changes; banevent bans such an event behind the gate (and still changes no member).
     before = (members_of(reader, world.cid), reader.join_requests(world.cid))
-    for method, params in (
-        ("allowevent", [ids[0]]),
-        ("allowevent", [ids[1]]),
-        ("banevent", [ids[1]]),
-        ("banevent", ["ab" * 32, "an event of another kind"]),
-    ):
+    for method, params in (("allowevent", [ids[0]]), ("allowevent", [ids[1]])):
         status, answer = call(db_url, key, world, world.owner, method, params)
         assert status == 400 and "not a pending join request" in answer["error"], answer
+    assert ok(world.owner, "banevent", [ids[1]]) is True
+    assert ok(world.owner, "banevent", ["ab" * 32, "an event of another kind"]) is True
     assert (members_of(reader, world.cid), reader.join_requests(world.cid)) == before
+    assert ok(world.admin, "listbannedevents", []) == [
+        {"id": "ab" * 32, "reason": "an event of another kind"},
+        {"id": ids[1], "reason": None},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -459,6 +461,10 @@ ALL_METHODS = {
     *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
     *("revokeinvite", "setmemberrole"),  # our extensions, for the community's page
     *("removebranch", "setinvitequota", "listinvitequotas", "listinvitetree"),  # and these
+    # moderation behind the gate (clearkind our extension)
+    *("unbanevent", "listbannedevents", "allowkind", "disallowkind", "clearkind"),
+    *("listallowedkinds", "listdisallowedkinds", "blockip", "unblockip", "listblockedips"),
+    *("assignmethod", "unassignmethod", "listmethodassignees"),
 }
 
 

@@ -32,7 +32,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
-from fixtures_membership import members_of
+from fixtures_membership import members_of, new_pubkey
 from node_clients import NODE_DIR, node_with, pause
 from relay_client import signed as wire_signed
 from relay_fixtures import Person
@@ -724,3 +724,26 @@ def test_moderation_changes_commit_with_one_notification_each(open_gate) -> None
             if note_.payload == "end":
                 break
     assert got == [cid, cid, cid, "end"]
+
+
+def test_a_moderation_write_in_the_transaction_of_a_membership_write(mem, community) -> None:
+    """A ban of a pubkey and of its event, in one transaction with one list (on a Citus
+    cluster the first runs on the community's worker, the second on the coordinator)."""
+    spammer = new_pubkey()
+    mem.add_relay_member(community.cid, spammer)
+    with mem.transaction() as tx:
+        assert tx.ban_pubkey(community.cid, spammer, "spam") == "banned"
+        (outcome,) = mem.conn.execute(
+            "SELECT buzz.ban_event(%s, %s, 'spam')", (community.cid, "ab" * 32)
+        ).fetchone()
+        assert outcome == "banned"
+    assert spammer not in members_of(mem, community.cid)
+    assert mem.conn.execute(
+        "SELECT event_id FROM buzz.banned_events(%s)", (community.cid,)
+    ).fetchall() == [("ab" * 32,)]
+    with mem.transaction() as tx:
+        mem.conn.execute("SELECT buzz.unban_event(%s, %s)", (community.cid, "ab" * 32))
+        assert tx.unban_pubkey(community.cid, spammer) == "unbanned"
+        assert tx.add_relay_member(community.cid, spammer) == "added"
+    assert spammer in members_of(mem, community.cid)
+    assert mem.conn.execute("SELECT * FROM buzz.banned_events(%s)", (community.cid,)).fetchall() == []

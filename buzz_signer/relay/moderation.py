@@ -24,7 +24,7 @@ import asyncio
 import ipaddress
 import logging
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -175,6 +175,8 @@ class Moderation:
     """Every community's rules, in memory, kept current (see the module docstring)."""
 
     source: RulesSource
+    # Told after each (re)load: the server closes the websockets of addresses now blocked.
+    on_reload: Callable[[], None] = lambda: None
     _rules: dict[uuid.UUID, Rules] = field(default_factory=dict)
     # What the reload task still has to read: every community, and/or these.
     _all_pending: bool = False
@@ -190,6 +192,7 @@ class Moderation:
         for community, rule, subject in await self.source.moderation_rules(None):
             by_community.setdefault(community, []).append((rule, subject))
         self._rules = {c: Rules.of(rows) for c, rows in by_community.items()}
+        self.on_reload()
 
     async def load(self, community: uuid.UUID) -> None:
         rows = await self.source.moderation_rules(community)
@@ -198,6 +201,7 @@ class Moderation:
             self._rules.pop(community, None)
         else:
             self._rules[community] = rules
+        self.on_reload()
 
     # Asked by the hub; the reads happen in the reload task ----------------------------
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import logging
 import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
@@ -32,7 +33,7 @@ from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
-from .moderation import IPNetwork, Moderation, client_address
+from .moderation import IPAddress, IPNetwork, Moderation, client_address
 from .nip98 import ReplayGuard
 from .page import (
     ASSET_PREFIX,
@@ -103,6 +104,10 @@ class _State:
     per_ip: Counter[str] = field(default_factory=Counter)
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
     sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    # Each open websocket's community and client address: a block closes them (_close_blocked).
+    clients: dict[web.WebSocketResponse, tuple[uuid.UUID, IPAddress | None]] = field(
+        default_factory=dict
+    )
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
     http: aiohttp.ClientSession | None = None  # to the upstream relay, with --upstream
     upstream_document: dict[str, Any] | None = None  # its NIP-11 document, once read
@@ -151,6 +156,7 @@ def create_app(config: RelayConfig) -> web.Application:
         ),
         moderation=moderation,
     )
+    moderation.on_reload = lambda: _close_blocked(app[STATE])
     app[ASSETS] = Assets.load()
     app.router.add_get("/", root)
     app.router.add_get(ASSET_PREFIX + "{name}", asset)
@@ -183,6 +189,20 @@ async def _start(app: web.Application) -> None:
         if community is None:
             raise SystemExit(f"buzz-relay: no community {state.config.community!r}")
         log.info("serving community %s (%s) whatever the Host", community.host, community.id)
+
+
+def _close_blocked(state: _State) -> None:
+    """Close the websockets whose address their community blocks now (rules just reloaded)."""
+    for ws, (community, address) in list(state.clients.items()):
+        if state.moderation.rules(community).blocks(address):
+            del state.clients[ws]
+            asyncio.ensure_future(_close_as_blocked(ws))
+
+
+async def _close_as_blocked(ws: web.WebSocketResponse) -> None:
+    with contextlib.suppress(ConnectionError, RuntimeError):
+        await ws.send_str(json.dumps(["NOTICE", "blocked: your address may not use this relay"]))
+        await ws.close(code=1008, message=b"blocked")
 
 
 async def _close_websockets(app: web.Application) -> None:
@@ -419,6 +439,9 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         return ws
     state.per_ip[address] += 1
     state.sockets.add(ws)
+    state.clients[ws] = (community.id, client)
+    if state.moderation.rules(community.id).blocks(client):  # blocked while it opened
+        _close_blocked(state)
     state.metrics.connections.inc()
     session = RelaySession(
         community,
@@ -477,6 +500,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):
             await writer
         state.sockets.discard(ws)
+        state.clients.pop(ws, None)
         state.metrics.connections.dec()
         state.per_ip[address] -= 1
         if state.per_ip[address] <= 0:

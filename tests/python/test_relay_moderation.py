@@ -427,8 +427,30 @@ def test_a_blocked_address_gets_403_before_any_websocket(open_gate, nip86_client
     gated = open_gate()
     http = gated.process.http
     assert asyncio.run(http_status(gated.url)) == 101
-    assert call(nip86_client, gated, gated.owner, "blockip", "127.0.0.0/8", "loopback") is True
-    until(lambda: _status_is(gated.url, 403), "the block in force")
+
+    async def open_then_blocked() -> list[Any]:
+        """A websocket open before the block: closed once the block is in force."""
+        # autoclose off: the relay's close frame itself is read, not aiohttp's reply to it.
+        async with (
+            aiohttp.ClientSession() as web,
+            web.ws_connect(gated.url, autoclose=False) as ws,
+        ):
+            assert json.loads(await ws.receive_str(timeout=5))[0] == "AUTH"
+            await asyncio.to_thread(
+                call, nip86_client, gated, gated.owner, "blockip", "127.0.0.0/8", "loopback"
+            )
+            got: list[Any] = []
+            while True:  # until the relay closes it (bounded by wait_for)
+                msg = await ws.receive()
+                if msg.type is not aiohttp.WSMsgType.TEXT:
+                    return [*got, (msg.type, msg.data)]
+                got.append(json.loads(msg.data))
+
+    assert asyncio.run(asyncio.wait_for(open_then_blocked(), WAIT_SECONDS)) == [
+        ["NOTICE", "blocked: your address may not use this relay"],
+        (aiohttp.WSMsgType.CLOSE, 1008),
+    ]
+    assert asyncio.run(http_status(gated.url)) == 403
     # No websocket, no NIP-11, no page, whatever X-Forwarded-For says (no proxy is trusted).
     assert asyncio.run(http_status(gated.url, "198.51.100.7")) == 403
     assert asyncio.run(get_status(http, "application/nostr+json")) == 403

@@ -616,3 +616,65 @@ def test_a_stress_run_across_both_workers(db_url, mem, su, key):
         verify_both(mem.member_list(cid))
         for definition in mem.role_definitions(cid):
             verify_both(definition)
+
+
+MODERATION_TABLES = ("banned_events", "kind_rules", "blocked_ips", "method_assignments")
+
+
+def test_moderation_rules_live_with_the_members_and_are_announced_by_the_coordinator(
+    db_url, mem, su, community: Community
+):
+    """The moderation writes run on the coordinator (a worker cannot NOTIFY); their rows land
+    in the community's shards, on its members' worker, and buzz_moderation is heard on the
+    coordinator at each commit."""
+    member = new_pubkey()
+    assert mem.add_relay_member(community.cid, member).outcome == "added"
+    with psycopg.connect(db_url, autocommit=True) as listener:
+        listener.execute("LISTEN buzz_moderation")
+        for statement, args in (
+            ("SELECT buzz.ban_event(%s, %s)", ("ab" * 32,)),
+            ("SELECT buzz.disallow_kind(%s, %s)", (7,)),
+            ("SELECT buzz.block_ip(%s, %s::inet)", ("198.51.100.0/24",)),
+            ("SELECT buzz.assign_method(%s, %s, 'banevent')", (member,)),
+        ):
+            assert su.execute(statement, (community.cid, *args)).fetchone()[0] in (
+                "banned", "updated", "blocked", "assigned",
+            )  # fmt: skip
+        su.execute("NOTIFY buzz_moderation, 'end'")
+        heard = []
+        for note in listener.notifies(timeout=10):
+            heard.append(note.payload)
+            if note.payload == "end":
+                break
+    assert heard == [str(community.cid)] * 4 + ["end"]
+    worker = worker_of(su, community.cid)
+    name = su.info.dbname
+    with psycopg.connect(host=worker[0], port=worker[1], dbname=name, user="postgres") as w:
+        for table in MODERATION_TABLES:
+            (shard,) = su.execute(
+                "SELECT get_shard_id_for_distribution_column(%s, %s)",
+                (f"buzz_private.{table}", community.cid),
+            ).fetchone()
+            assert su.execute(
+                "SELECT nodename, nodeport FROM citus_shards WHERE shardid = %s", (shard,)
+            ).fetchall() == [worker], table
+            rows = w.execute(
+                f"SELECT count(*) FROM buzz_private.{table}_{shard} WHERE community_id = %s",
+                (community.cid,),
+            ).fetchone()[0]
+            assert rows == 1, table
+    rules = su.execute(
+        "SELECT rule, subject FROM buzz.moderation_rules(%s) ORDER BY 1", (community.cid,)
+    ).fetchall()
+    assert rules == [
+        ("banned_event", "ab" * 32),
+        ("blocked_ip", "198.51.100.0/24"),
+        ("disallowed_kind", "7"),
+    ]
+    # Every community's at once (as a relay loads them), across both workers.
+    other = community_on_another_worker(mem, su, community.cid)
+    su.execute("SELECT buzz.allow_kind(%s, 1)", (other,))
+    everyone = su.execute("SELECT community_id, rule FROM buzz.moderation_rules()").fetchall()
+    assert sorted((str(c), r) for c, r in everyone) == sorted(
+        [(str(community.cid), r) for r, _ in rules] + [(str(other), "allowed_kind")]
+    )

@@ -99,6 +99,7 @@ class S(enum.Enum):
     NAME = "the name of C's profile"
     NEWEVENT = "an event id that is no request's"
     BANNED = "a pubkey banned from C"
+    BANNED_EVENT = "an event id banned from C"
 
 
 CLIENT = "client-side"
@@ -266,6 +267,42 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "join_requests": [("p_community", "uuid", S.C)],
     "invites_left": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
     "invite_quotas": [("p_community", "uuid", S.C)],
+    # Moderation behind the gate (SPEC section 7). C bans BANNED_EVENT, allows kind 1,
+    # disallows kind 7, blocks 192.0.2.1 and assigns banevent to MEMBER: the valid calls
+    # answer without changing anything.
+    "ban_event": [
+        ("p_community", "uuid", S.C),
+        ("p_event_id", "text", S.BANNED_EVENT),
+        ("p_reason", "text", None),
+        ("p_banned_by", "text", None),
+    ],
+    "unban_event": [("p_community", "uuid", S.C), ("p_event_id", "text", S.NEWEVENT)],
+    "allow_kind": [("p_community", "uuid", S.C), ("p_kind", "integer", 1)],
+    "disallow_kind": [("p_community", "uuid", S.C), ("p_kind", "integer", 7)],
+    "clear_kind_rule": [("p_community", "uuid", S.C), ("p_kind", "integer", 30023)],
+    "block_ip": [
+        ("p_community", "uuid", S.C),
+        ("p_address", "inet", "192.0.2.1"),
+        ("p_reason", "text", None),
+        ("p_blocked_by", "text", None),
+    ],
+    "unblock_ip": [("p_community", "uuid", S.C), ("p_address", "inet", "198.51.100.1")],
+    "assign_method": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_method", "text", "banevent"),
+        ("p_assigned_by", "text", None),
+    ],
+    "unassign_method": [
+        ("p_community", "uuid", S.C),
+        ("p_pubkey", "text", S.MEMBER),
+        ("p_method", "text", "listroles"),
+    ],
+    "banned_events": [("p_community", "uuid", S.C)],
+    "kind_rules": [("p_community", "uuid", S.C)],
+    "blocked_ips": [("p_community", "uuid", S.C)],
+    "method_assignees": [("p_community", "uuid", S.C)],
+    "moderation_rules": [("p_community", "uuid", S.C)],
 }
 
 H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
@@ -527,6 +564,27 @@ BAD_CODES: list[tuple[str, Any]] = [
     ("kelvin", "\u212aeepcode"),  # lower-cases to ASCII: still refused
     *INJECTIONS,
 ]
+# NIP-86 method names (assign_method.p_method: one that may be assigned; unassign_method's:
+# 1-64 of a-z): 22023. Every injection string is refused too.
+BAD_METHODS: list[tuple[str, Any]] = [
+    ("NULL", None),
+    ("empty", ""),
+    ("uppercase", "BANEVENT"),
+    ("trailing-space", "banevent "),
+    ("65-chars", "m" * 65),
+    ("huge-100k", "m" * HUGE),
+    ("non-ascii", "b\u00e4nevent"),
+    *INJECTIONS,
+]
+NEVER_ASSIGNED = [  # well-formed, but never assigned (or unknown): 22023 from assign_method
+    ("assignmethod", "assignmethod"),
+    ("unassignmethod", "unassignmethod"),
+    ("supportedmethods", "supportedmethods"),
+    ("setmemberrole", "setmemberrole"),
+    ("disallowpubkey", "disallowpubkey"),
+    ("unknown", "nosuchmethod"),
+]
+BAD_KINDS = [("-1", -1), ("65536", 65536), ("int-max", INT_MAX), ("int-min", INT_MIN), ("NULL", None)]
 BAD_SEALED: list[tuple[str, Any]] = [  # create_relay_invite.p_sealed: 1-1000 characters
     ("empty", ""),
     ("1001-chars", "s" * 1001),
@@ -679,6 +737,15 @@ def _cases() -> list[Case]:
         "approve_join_request",
         "reject_join_request",
         "set_invite_quota",
+        "ban_event",
+        "unban_event",
+        "allow_kind",
+        "disallow_kind",
+        "clear_kind_rule",
+        "block_ip",
+        "unblock_ip",
+        "assign_method",
+        "unassign_method",
     ]
     missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
     not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
@@ -714,6 +781,9 @@ def _cases() -> list[Case]:
     add("invite_quotas", "p_community", missing, Noop([]))
     add("invites_left", "p_community", missing, Noop([(0,)]))
     add("invites_left", "p_pubkey", [("NULL", None), ("stranger", S.NEWPK)], Noop([(0,)]))
+    for f in ("banned_events", "kind_rules", "blocked_ips", "method_assignees"):
+        add(f, "p_community", missing, Noop([]))
+    add("moderation_rules", "p_community", missing[1:], Noop([]))  # NULL: every community's
     for f, sig in SIGNATURES.items():
         for a, t, _ in sig:
             if t == "uuid":
@@ -845,6 +915,51 @@ def _cases() -> list[Case]:
     add("set_invite_quota", "p_quota", [("-1", -1), ("int-min", -(2**31))], "22023")
     add("set_invite_quota", "p_quota", [("same-quota", 0)], Noop([("unchanged",)]))
     add("remove_relay_member", "p_with_branch", [("NULL", None)], "22023")
+
+    # Moderation behind the gate: event ids like request ids, kinds, addresses, methods.
+    for f in ("ban_event", "unban_event"):
+        add(f, "p_event_id", BAD_PUBKEYS, "22023")
+        nul(f, "p_event_id")
+    add("ban_event", "p_event_id", [("already-banned", S.BANNED_EVENT)], Noop([("already_banned",)]))
+    add("unban_event", "p_event_id", [("unknown", S.NEWEVENT), ("hex-upper", H.upper())],
+        Noop([("not_banned",)]))  # fmt: skip
+    for f, a in [("ban_event", "p_reason"), ("block_ip", "p_reason")]:
+        add(f, a, BAD_NOTES, "22023")
+        nul(f, a, "note\x00")
+    for f, a in [
+        ("ban_event", "p_banned_by"),
+        ("block_ip", "p_blocked_by"),
+        ("assign_method", "p_assigned_by"),
+    ]:
+        add(f, a, BAD_LABELS, "22023")
+        nul(f, a, "label\x00")
+    for f in ("allow_kind", "disallow_kind", "clear_kind_rule"):
+        add(f, "p_kind", BAD_KINDS, "22023")
+    add("allow_kind", "p_kind", [("already-allowed", 1)], Noop([("unchanged",)]))
+    add("disallow_kind", "p_kind", [("already-disallowed", 7)], Noop([("unchanged",)]))
+    add("clear_kind_rule", "p_kind", [("never-ruled", 30023)], Noop([("unchanged",)]))
+    for f in ("block_ip", "unblock_ip"):
+        add(f, "p_address", [("NULL", None), ("bits-past-mask", "10.0.0.1/8"),
+                             ("v6-bits-past-mask", "2001:db8::1/32")], "22023")  # fmt: skip
+        for label, value in [("not-an-address", "relay.example.org"), INJECTIONS[0], ("empty", "")]:
+            cases.append(Case(f, "p_address", label, value, "22P02", echo_ok=True))
+    add("block_ip", "p_address", [("already-blocked", "192.0.2.1"), ("as-mapped-v6", "::ffff:192.0.2.1")],
+        Noop([("already_blocked",)]))  # fmt: skip
+    add("unblock_ip", "p_address", [("never-blocked", "198.51.100.1")], Noop([("not_blocked",)]))
+    add("assign_method", "p_method", BAD_METHODS, "22023")
+    # The HINT names the methods never assigned (no secret): not an echo of the value.
+    cases += [
+        Case("assign_method", "p_method", label, value, "22023", echo_ok=True)
+        for label, value in NEVER_ASSIGNED
+    ]
+    add("unassign_method", "p_method", BAD_METHODS, "22023")
+    for f in ("assign_method", "unassign_method"):
+        nul(f, "p_method", "banevent\x00")
+    add("assign_method", "p_method", [("already-assigned", "banevent")], Noop([("already_assigned",)]))
+    add("assign_method", "p_pubkey", [("not-a-member", S.NEWPK)], Noop([("not_member",)]))
+    add("unassign_method", "p_method", [("never-assignable", "setmemberrole")],
+        Noop([("not_assigned",)]))  # fmt: skip
+    add("unassign_method", "p_pubkey", [("stranger", S.NEWPK)], Noop([("not_assigned",)]))
     add(
         "remove_relay_member",
         "p_pubkey",
@@ -937,6 +1052,15 @@ def world(hostile_db: str) -> Iterator[World]:
         assert m.set_community_profile(c, "name", name) == "updated"
         banned = new_pubkey()
         assert m.ban_pubkey(c, banned, "seed").outcome == "banned"
+        banned_event = secrets.token_hex(32)
+        for moderation in (
+            f"buzz.ban_event('{c}', '{banned_event}', 'seed')",
+            f"buzz.allow_kind('{c}', 1)",
+            f"buzz.disallow_kind('{c}', 7)",
+            f"buzz.block_ip('{c}', '192.0.2.1')",
+            f"buzz.assign_method('{c}', '{member}', 'banevent')",
+        ):
+            assert m.conn.execute(f"SELECT {moderation}").fetchone()[0] != "unchanged"
         assert m.member_list_drift() == []
     values = {
         S.C: c,
@@ -960,6 +1084,7 @@ def world(hostile_db: str) -> Iterator[World]:
         S.ROLE_C2: "c2-only",
         S.NAME: name,
         S.BANNED: banned,
+        S.BANNED_EVENT: banned_event,
     }
     yield World(
         hostile_db,
@@ -1216,6 +1341,12 @@ STORED_ARGS = {
     " WHERE community_id = %(c)s AND request_id = %(request)s",
     "approve_join_request.p_approved_by": "SELECT added_by FROM buzz_private.relay_members"
     " WHERE community_id = %(c)s AND pubkey = %(pk)s",
+    # Moderation behind the gate: reasons and who acted.
+    "ban_event.p_reason": "SELECT reason FROM buzz.banned_events(%(c)s)",
+    "ban_event.p_banned_by": "SELECT banned_by FROM buzz.banned_events(%(c)s)",
+    "block_ip.p_reason": "SELECT reason FROM buzz.blocked_ips(%(c)s)",
+    "block_ip.p_blocked_by": "SELECT blocked_by FROM buzz.blocked_ips(%(c)s)",
+    "assign_method.p_assigned_by": "SELECT assigned_by FROM buzz.method_assignees(%(c)s)",
 }
 ROLE_TAGS = {  # the 33534 tag of each define_role argument
     "p_label": "label",
@@ -1243,6 +1374,8 @@ NEW_NOTES = {
     "request_membership.p_note",
     "reject_join_request.p_reason",
     "create_relay_invite.p_sealed",
+    "ban_event.p_reason",
+    "block_ip.p_reason",
 }
 STORED = [
     (target, label, value)
@@ -1285,6 +1418,11 @@ STORED_DELTAS = {
         "membership_events": 1,
         "join_requests": -1,
     },
+    "ban_event.p_reason": {"banned_events": 1},
+    "ban_event.p_banned_by": {"banned_events": 1},
+    "block_ip.p_reason": {"blocked_ips": 1},
+    "block_ip.p_blocked_by": {"blocked_ips": 1},
+    "assign_method.p_assigned_by": {"method_assignments": 1},
 }
 # The outcome each stored case answers (the others: their row, as create_relay_invite).
 STORED_OUTCOMES = {
@@ -1298,6 +1436,9 @@ STORED_OUTCOMES = {
     "request_membership": [("requested",)],
     "reject_join_request": [("rejected",)],
     "approve_join_request": [("joined",)],
+    "ban_event": [("banned",)],
+    "block_ip": [("blocked",)],
+    "assign_method": [("assigned",)],
 }
 
 
@@ -1317,6 +1458,8 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
         assert m.set_join_policy(c, "request") == "updated"
         if func in ("approve_join_request", "reject_join_request"):  # pk's request, pending
             assert m.request_membership(c, pk, request).outcome == "requested"
+        if func == "assign_method":  # methods are assigned to members
+            assert m.add_relay_member(c, pk).outcome == "added"
     before = snapshot(su)
     before_list = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
     params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2], "role": role, "request": request}
@@ -1326,6 +1469,7 @@ def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_bac
         "p_pubkey": pk,
         "p_pubkeys": [pk, pk2],
         "p_request_id": request,
+        "p_event_id": request,
     }
     if func == "define_role":
         mine["p_role"] = role

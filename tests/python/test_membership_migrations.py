@@ -388,3 +388,69 @@ def test_upgrading_to_roles_defines_the_base_roles_of_existing_communities(new_d
             [["d", "member"], ["label", "Member"], ["order", "2"]],
             [["d", "owner"], ["label", "Owner"], ["order", "0"]],
         ]
+
+
+# Revision 0009, moderation behind the gate: what it adds, and nothing else.
+MODERATION_TABLES = {"banned_events", "kind_rules", "blocked_ips", "method_assignments"}
+MODERATION_FUNCTIONS = {
+    ("buzz", f)
+    for f in (
+        "ban_event", "unban_event", "banned_events", "allow_kind", "disallow_kind",
+        "clear_kind_rule", "kind_rules", "block_ip", "unblock_ip", "blocked_ips",
+        "assign_method", "unassign_method", "method_assignees", "moderation_rules",
+    )
+} | {
+    ("buzz_private", f)
+    for f in (
+        "lock_moderation", "announce_moderation", "normalize_address", "delegable_method",
+        "set_kind_rule",
+    )
+}  # fmt: skip
+
+
+def test_downgrading_0009_undoes_exactly_it(new_database, head):
+    """Down from head to 0008: the moderation tables and functions go, everything else stays
+    as it was (its data too); up again: the head catalog."""
+    url = new_database()
+    alembic(url, "upgrade", "head")
+    assert revisions_in_order(url)[-1] == "0009"
+    with psycopg.connect(url, autocommit=True) as c:
+        # A rule in every table, so that the downgrade drops rows too.
+        cid = c.execute(
+            "INSERT INTO buzz_private.communities (host) VALUES ('down.example.org')"
+            " RETURNING community_id"
+        ).fetchone()[0]
+        c.execute("SELECT buzz.ban_event(%s, repeat('a', 64))", (cid,))
+        c.execute("SELECT buzz.allow_kind(%s, 1)", (cid,))
+        c.execute("SELECT buzz.block_ip(%s, '192.0.2.1')", (cid,))
+    at_head = catalog(url)
+    alembic(url, "downgrade", "0008")
+    down = catalog(url)
+    assert down["alembic_version"] == [("0008",)]
+
+    def moderation(relation: str) -> bool:
+        """A moderation table, or one of its indexes (banned_events_pkey)."""
+        relation = relation.removeprefix("buzz_private.")
+        return any(relation == t or relation.startswith(t + "_") for t in MODERATION_TABLES)
+
+    def without_moderation(name: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        if name == "functions":
+            return [r for r in rows if (r[0], r[1]) not in MODERATION_FUNCTIONS]
+        if name in ("tables", "columns", "indexes"):  # (schema, relation, ...)
+            return [r for r in rows if not moderation(r[1])]
+        if name in ("constraints", "compression"):  # (qualified relation, ...)
+            return [r for r in rows if not moderation(r[0])]
+        return rows
+
+    for name, rows in at_head.items():
+        if name != "alembic_version":
+            assert down[name] == without_moderation(name, rows), name
+    assert {(r[0], r[1]) for r in down["functions"]} & MODERATION_FUNCTIONS == set()
+    assert {r[1] for r in down["tables"]} & MODERATION_TABLES == set()
+    with psycopg.connect(url) as c:
+        assert c.execute(
+            "SELECT host FROM buzz_private.communities WHERE community_id = %s", (cid,)
+        ).fetchall() == [("down.example.org",)]
+    alembic(url, "upgrade", "head")
+    again = catalog(url)
+    assert again == head[1]

@@ -407,6 +407,10 @@ _PARAMETER_NAMES = {
     "p_policy": "the policy",
     "p_request_id": "the event id",
     "p_code": "the claim",
+    "p_event_id": "the event id",
+    "p_method": "the method",
+    "p_kind": "the kind",
+    "p_address": "the ip",
     "this function": "this method",
 }
 
@@ -606,9 +610,12 @@ class Management:
     async def _spare_managers(self, community: Community, params: list[Any]) -> None:
         """A member removing someone by an assigned method: never the owner or an admin."""
         target = params[0].lower() if params and isinstance(params[0], str) else ""
-        if is_lower_hex(target, 64) and await self.backend.role_of(community.id, target) in MANAGERS:
+        if not is_lower_hex(target, 64):
+            return  # the method itself refuses the params
+        if await self.backend.role_of(community.id, target) in MANAGERS:
             raise Refused(
-                403, "restricted: a member with assigned methods cannot act on the owner or an admin"
+                403,
+                "restricted: a member with assigned methods cannot act on the owner or an admin",
             )
 
     async def _supportedmethods(self, community: Community, caller: Caller, params: list[Any]):

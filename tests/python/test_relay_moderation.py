@@ -161,7 +161,10 @@ def test_client_address_behind_trusted_proxies() -> None:
     ]
     for peer, forwarded, trusted, expected in cases:
         got = client_address(peer, forwarded, proxies if trusted else [])
-        assert got == (None if expected is None else ipaddress.ip_address(expected)), (peer, forwarded)
+        assert got == (None if expected is None else ipaddress.ip_address(expected)), (
+            peer,
+            forwarded,
+        )
 
 
 def test_rules_refuse_and_block() -> None:
@@ -271,7 +274,9 @@ def test_a_banned_event_never_reaches_a_subscriber_and_cannot_be_republished(
         ids["A"]: ("spam", gated.owner.pubkey),
         later["id"]: (None, gated.admin.pubkey),
     }
-    upstream_ids = {e["id"] for e in asyncio.run(upstream_events(gated.upstream.url, {"kinds": [1]}))}
+    upstream_ids = {
+        e["id"] for e in asyncio.run(upstream_events(gated.upstream.url, {"kinds": [1]}))
+    }
     assert {ids["A"], b, later["id"], after["id"]} == upstream_ids
     assert sorted(call(nip86_client, gated, gated.owner, "listbannedevents"), key=str) == sorted(
         [{"id": ids["A"], "reason": "spam"}, {"id": later["id"], "reason": None}], key=str
@@ -379,7 +384,9 @@ def test_kind_rules_through_the_gate(open_gate, node_client, nip86_client) -> No
     accepted = {x["id"] for run in (first, second) for x in run.where("ok") if x["ok"]}
     stored = {
         e["id"]
-        for e in asyncio.run(upstream_events(gated.upstream.url, {"authors": [gated.member.pubkey]}))
+        for e in asyncio.run(
+            upstream_events(gated.upstream.url, {"authors": [gated.member.pubkey]})
+        )
     }
     assert stored == accepted - {x["id"] for x in second.where("ok") if x["label"] == "join"}
     assert not stored & refused_ids
@@ -489,7 +496,9 @@ def test_blocks_behind_a_trusted_proxy(open_gate, nip86_client) -> None:
     got = {xff: asyncio.run(http_status(gated.url, xff)) for xff in cases}
     assert got == cases
     assert asyncio.run(http_status(gated.url)) == 101  # the proxy's own requests
-    assert asyncio.run(get_status(gated.process.http, "application/nostr+json", "2001:db8::9")) == 403
+    assert (
+        asyncio.run(get_status(gated.process.http, "application/nostr+json", "2001:db8::9")) == 403
+    )
     assert call(nip86_client, gated, gated.admin, "listblockedips") == [
         {"ip": "198.51.100.7", "reason": None},
         {"ip": "203.0.113.0/24", "reason": None},
@@ -567,10 +576,15 @@ def test_an_assigned_method_works_for_its_assignee_only(open_gate, nip86_client)
     assert target.pubkey not in members_of(gated.mem, gated.community_id)
 
     assert call(nip86_client, gated, owner, "listmethodassignees") == [
-        {"pubkey": member.pubkey, "methods": ["banevent", "banpubkey", "listbannedevents", "unallowpubkey"]}
+        {
+            "pubkey": member.pubkey,
+            "methods": ["banevent", "banpubkey", "listbannedevents", "unallowpubkey"],
+        }
     ]
     assert sql(
-        gated, "SELECT pubkey, method, assigned_by FROM buzz.method_assignees(%s)", gated.community_id
+        gated,
+        "SELECT pubkey, method, assigned_by FROM buzz.method_assignees(%s)",
+        gated.community_id,
     ) == [
         (member.pubkey, m, owner.pubkey)
         for m in ("banevent", "banpubkey", "listbannedevents", "unallowpubkey")
@@ -626,7 +640,12 @@ def test_every_rule_is_in_force_in_a_second_process_without_restarting_it(
     assert call(nip86_client, first, first.owner, "banevent", stored["id"]) is True
     assert call(nip86_client, first, first.owner, "disallowkind", 7) is True
     assert call(nip86_client, first, first.owner, "blockip", "198.51.100.7") is True
-    assert call(nip86_client, first, first.owner, "assignmethod", first.member.pubkey, "listblockedips") is True
+    assert (
+        call(
+            nip86_client, first, first.owner, "assignmethod", first.member.pubkey, "listblockedips"
+        )
+        is True
+    )
     # ... are in force in the second, which was never restarted.
     in_force(second)
     assert asyncio.run(http_status(second.url, "198.51.100.7")) == 403
@@ -768,4 +787,16 @@ def test_a_moderation_write_in_the_transaction_of_a_membership_write(mem, commun
         assert tx.unban_pubkey(community.cid, spammer) == "unbanned"
         assert tx.add_relay_member(community.cid, spammer) == "added"
     assert spammer in members_of(mem, community.cid)
-    assert mem.conn.execute("SELECT * FROM buzz.banned_events(%s)", (community.cid,)).fetchall() == []
+    assert (
+        mem.conn.execute("SELECT * FROM buzz.banned_events(%s)", (community.cid,)).fetchall() == []
+    )
+
+
+def test_unassignmethod_of_a_name_that_is_no_method_is_400_in_our_words(
+    open_gate, nip86_client
+) -> None:
+    gated = open_gate()
+    request = rpc(gated, gated.owner, "unassignmethod", gated.member.pubkey, "Ban Event")
+    (answer,) = send(nip86_client, request)
+    error = refused(answer, 400)
+    assert error.startswith("invalid params: the method must be") and "p_" not in error, error

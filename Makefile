@@ -104,7 +104,7 @@ LOCALCITUS := $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
 CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
   citus membership_writes membership_guard roles concurrency role_concurrency ban_concurrency \
-  quota_concurrency invite_quotas cli_quotas \
+  quota_concurrency invite_quotas cli_quotas relay_moderation \
   stress faults hostile_input security membership_secrets async_membership bip340_extension \
   cli cli_roles relay_protocol relay_wire relay_gate relay_nip86 relay_management \
   relay_nostr_tools relay_nostr_sdk model extension_helpers))

@@ -288,6 +288,21 @@ def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset
     )
 
 
+def _branch(root: str, edges: list[tuple[str, str | None]]) -> set[str]:
+    """`root` and everyone it brought in, recursively, from (member, added_by) pairs."""
+    invitees: dict[str, list[str]] = {}
+    for member, added_by in edges:
+        if added_by is not None:
+            invitees.setdefault(added_by, []).append(member)
+    branch, todo = set(), [root]
+    while todo:
+        member = todo.pop()
+        if member not in branch:
+            branch.add(member)
+            todo.extend(invitees.get(member, ()))
+    return branch
+
+
 def reads_only(method: str) -> bool:
     """The read methods (SPEC §7), which accept one NIP-98 event more than once."""
     return method == "supportedmethods" or method.startswith("list")
@@ -575,7 +590,7 @@ class Management:
                     " was assigned to may call it",
                 )
             if caller.role not in MANAGERS and name in REMOVES_A_MEMBER:
-                await self._spare_managers(community, params)
+                await self._spare_managers(community, name, params)
             return 200, {"result": await self._methods[name](community, caller, params)}
         except Refused as refused:
             return refused.status, {"error": str(refused)}
@@ -607,12 +622,21 @@ class Management:
             return Caller(pubkey, role)
         return Caller(pubkey, role, await self.backend.assigned_methods(community.id, pubkey))
 
-    async def _spare_managers(self, community: Community, params: list[Any]) -> None:
-        """A member removing someone by an assigned method: never the owner or an admin."""
+    async def _spare_managers(self, community: Community, name: str, params: list[Any]) -> None:
+        """A member removing someone by an assigned method: never the owner or an admin, nor,
+        for a branch, anyone in it who is one. (Checked in a read before the write: a promotion
+        committed in between is not seen, as for any check made before a call.)"""
         target = params[0].lower() if params and isinstance(params[0], str) else ""
         if not is_lower_hex(target, 64):
             return  # the method itself refuses the params
-        if await self.backend.role_of(community.id, target) in MANAGERS:
+        if name == "removebranch":
+            tree = await self.backend.invite_tree(community.id)
+            roles = {pubkey: role for pubkey, role, _, _ in tree}
+            going = _branch(target, [(pubkey, added_by) for pubkey, _, added_by, _ in tree])
+            spared = any(roles.get(pubkey) in MANAGERS for pubkey in going)
+        else:
+            spared = await self.backend.role_of(community.id, target) in MANAGERS
+        if spared:
             raise Refused(
                 403,
                 "restricted: a member with assigned methods cannot act on the owner or an admin",

@@ -541,7 +541,8 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
         page,
         "members",
         "error",
-        "Refused (HTTP 403): restricted: only the community's owner or an admin manages it",
+        "Refused (HTTP 403): restricted: only the community's owner, an admin, or a member"
+        " this method was assigned to may call it",
     )
     assert newcomer.pubkey not in members(relay)
     page.click("#desk-invite-create")

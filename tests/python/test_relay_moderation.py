@@ -620,6 +620,34 @@ def test_an_assigned_method_works_for_its_assignee_only(open_gate, nip86_client)
     assert "listbannedevents" in supported(member)
 
 
+def test_an_assigned_removebranch_spares_a_branch_that_holds_an_admin(
+    open_gate, nip86_client
+) -> None:
+    """A delegate's removebranch takes a branch of members, but not one with an admin in it,
+    however deep: removing an admin is for the owner and the admins."""
+    gated = open_gate()
+    mem, cid, owner, member = gated.mem, gated.community_id, gated.owner, gated.member
+    inviter, below, admin_deep, plain = (Person.new() for _ in range(4))
+    mem.add_relay_member(cid, inviter.pubkey, added_by=owner.pubkey)
+    mem.add_relay_member(cid, below.pubkey, added_by=inviter.pubkey)
+    mem.add_relay_member(cid, admin_deep.pubkey, "admin", added_by=below.pubkey)
+    mem.add_relay_member(cid, plain.pubkey, added_by=member.pubkey)
+    assert call(nip86_client, gated, owner, "assignmethod", member.pubkey, "removebranch") is True
+
+    (answer,) = send(nip86_client, rpc(gated, member, "removebranch", inviter.pubkey))
+    assert refused(answer, 403).startswith("restricted:"), answer
+    everyone = members_of(mem, cid)
+    assert {inviter.pubkey, below.pubkey, admin_deep.pubkey} <= set(everyone)
+
+    # The same branch without its admin: taken, all of it. (A reason, so that this NIP-98
+    # event is not the refused call's: the relay takes each write's event once.)
+    mem.update_relay_member_role(cid, admin_deep.pubkey, "member")
+    removed = call(nip86_client, gated, member, "removebranch", inviter.pubkey, "spam ring")
+    assert removed == {"removed": 3}
+    assert not {inviter.pubkey, below.pubkey, admin_deep.pubkey} & set(members_of(mem, cid))
+    assert plain.pubkey in members_of(mem, cid)
+
+
 # --------------------------------------------------------- 5. in every process of the database
 
 

@@ -732,10 +732,20 @@ def test_a_rule_committed_while_the_listener_is_down_is_not_missed(
 ) -> None:
     """The relay's LISTEN connection is cut, and kept from coming back while a rule commits
     (its NOTIFY reaches no listener of that process); once it reconnects, the rule is in
-    force there all the same."""
+    force there all the same.
+
+    When the reload happens after the reconnect is the relay's business, so the wait is for
+    its effect, on probes: ephemeral events (never stored) banned in the same missed
+    transaction as the note, published one after another until one is refused. A probe that
+    goes through before the reload costs nothing; the note is published only once the
+    transaction is known to be loaded, and must be refused."""
     gated = open_gate()
     dbname = conninfo_to_dict(gated.mem.conn.info.dsn)["dbname"]
     note_ = note(gated.member, "banned while nobody listened")
+    probe_gap = 0.05
+    probes = [
+        note(gated.member, f"probe {i}", PROBE_KIND) for i in range(int(WAIT_SECONDS / probe_gap))
+    ]
     with psycopg.connect(admin_url, autocommit=True) as admin:
         admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS false')
         try:
@@ -745,21 +755,31 @@ def test_a_rule_committed_while_the_listener_is_down_is_not_missed(
                 (dbname,),
             ).fetchone()
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-            # On a connection opened before: new ones are refused now. (Autocommit: it commits.)
-            gated.mem.conn.execute(
-                "SELECT buzz.ban_event(%s, %s)", (gated.community_id, note_["id"])
-            )
+            # On a connection opened before: new ones are refused now.
+            with gated.mem.conn.transaction():
+                gated.mem.conn.execute(
+                    "SELECT buzz.ban_event(%s, %s)", (gated.community_id, note_["id"])
+                )
+                gated.mem.conn.execute(
+                    "SELECT count(buzz.ban_event(%s, id)) FROM unnest(%s::text[]) AS id",
+                    (gated.community_id, [probe["id"] for probe in probes]),
+                )
             time.sleep(0.3)  # not a wait for an effect: the relay tries to listen again, and fails
         finally:
             admin.execute(f'ALTER DATABASE "{dbname}" ALLOW_CONNECTIONS true')
 
-    async def refused_now() -> bool:
+    async def after_the_reload() -> list[Any]:
         async with aiohttp.ClientSession() as web, wire(web, gated.url, as_=gated.member) as w:
-            answer = await w.ok(note_)
-            assert answer[2] is False, "the note went upstream: the missed rule was not loaded"
-            return answer[3] == BANNED
+            for probe in probes:
+                answer = await w.ok(probe)
+                if answer[2] is False:
+                    assert answer[3] == BANNED, answer
+                    return await w.ok(note_)
+                await asyncio.sleep(probe_gap)
+        raise AssertionError("not in time: every probe went upstream, the missed rule unloaded")
 
-    until(refused_now, "the missed rule loaded after the reconnect")
+    answer = asyncio.run(after_the_reload())
+    assert answer[2:] == [False, BANNED], answer
     assert note_["id"] not in {
         e["id"] for e in asyncio.run(upstream_events(gated.upstream.url, {"ids": [note_["id"]]}))
     }

@@ -630,9 +630,10 @@ class Management:
         if not is_lower_hex(target, 64):
             return  # the method itself refuses the params
         if name == "removebranch":
-            tree = await self.backend.invite_tree(community.id)
-            roles = {pubkey: role for pubkey, role, _, _ in tree}
-            going = _branch(target, [(pubkey, added_by) for pubkey, _, added_by, _ in tree])
+            # The members alone: the tree's invites left would cost a count per member.
+            members = await self.backend.members(community.id)
+            roles = {m.pubkey: m.role for m in members}
+            going = _branch(target, [(m.pubkey, m.added_by) for m in members])
             spared = any(roles.get(pubkey) in MANAGERS for pubkey in going)
         else:
             spared = await self.backend.role_of(community.id, target) in MANAGERS

@@ -143,6 +143,26 @@ class DatabaseBackend:
         )
         return rows[0][0] if rows else None
 
+    # What every relay process of the database shares (SPEC section 9) -----------------
+
+    async def take_rate(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
+        rows = await self._rows(
+            "SELECT buzz.take_rate(%s, %s, %s, %s)", (scope, list(keys), limit, seconds)
+        )
+        return rows[0][0]
+
+    async def rate_reached(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
+        rows = await self._rows(
+            "SELECT buzz.rate_reached(%s, %s, %s, %s)", (scope, list(keys), limit, seconds)
+        )
+        return rows[0][0]
+
+    async def accept_auth_event(self, event_id: str, fresh_until: int) -> bool:
+        rows = await self._rows(
+            "SELECT buzz.accept_auth_event(%s, to_timestamp(%s))", (event_id, fresh_until)
+        )
+        return rows[0][0]
+
     async def _membership(self, call: Any) -> Any:
         async with self.pool.connection() as conn:
             return await call(AsyncMembership(conn, self._key))
@@ -362,9 +382,7 @@ class DatabaseBackend:
 
     async def banned_events(self, community: uuid.UUID) -> list[tuple[str, str | None]]:
         """(event id, reason), by event id."""
-        rows = await self._rows(
-            "SELECT event_id, reason FROM buzz.banned_events(%s)", (community,)
-        )
+        rows = await self._rows("SELECT event_id, reason FROM buzz.banned_events(%s)", (community,))
         return [(event_id, reason) for event_id, reason in rows]
 
     async def set_kind_rule(self, community: uuid.UUID, kind: int, allowed: bool | None) -> str:

@@ -1,11 +1,14 @@
-"""What a public endpoint bounds, and the sliding-window counter that enforces the rates."""
+"""What a public endpoint bounds, and the sliding windows that enforce the rates: in the
+database for what every relay process of it counts together (SharedWindow), in memory for what
+one connection counts (SlidingWindow)."""
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -23,10 +26,11 @@ class Limits:
     max_connections_per_ip: int = 64
     # AUTH messages per connection per minute.
     auth_per_minute: int = 10
-    # Invites minted per pubkey per hour (SPEC section 7: 10).
+    # Invites minted per pubkey per hour (SPEC section 7: 10), across every process.
     invites_per_hour: int = 10
     # Failed claims (invalid, expired or used-up codes) per address and per pubkey within
-    # FAILED_CLAIM_SECONDS, after which claims are refused unread (SPEC section 7: 20).
+    # FAILED_CLAIM_SECONDS, after which claims are refused unread (SPEC section 7: 20);
+    # across every process.
     max_failed_claims: int = 20
     # Outgoing messages queued for one connection before it is closed as too slow.
     max_queued_messages: int = 10_000
@@ -37,8 +41,43 @@ DEFAULT_LIMITS = Limits()
 FAILED_CLAIM_SECONDS = 600
 
 
+class RateStore(Protocol):
+    """Where shared windows count: the SQL API's buzz.take_rate and buzz.rate_reached
+    (backend.DatabaseBackend)."""
+
+    async def take_rate(
+        self, scope: str, keys: Sequence[str], limit: int, seconds: int
+    ) -> bool: ...
+
+    async def rate_reached(
+        self, scope: str, keys: Sequence[str], limit: int, seconds: int
+    ) -> bool: ...
+
+
+@dataclass(frozen=True)
+class SharedWindow:
+    """At most `count` events per key within the last `seconds`, counted in the database, so
+    that every relay process of one database counts them together (SPEC section 9)."""
+
+    store: RateStore
+    scope: str
+    count: int
+    seconds: int
+
+    async def allow(self, *keys: str) -> bool:
+        """Count one event for every key, unless one of them has reached the limit: then
+        False, and nothing is counted."""
+        return await self.store.take_rate(self.scope, keys, self.count, self.seconds)
+
+    async def reached(self, *keys: str) -> bool:
+        """True when one of the keys has reached the limit; counts nothing (to refuse before
+        an event that is counted only when it fails)."""
+        return await self.store.rate_reached(self.scope, keys, self.count, self.seconds)
+
+
 class SlidingWindow:
-    """At most `count` events per key within the last `seconds`; memory bounded by use."""
+    """At most `count` events per key within the last `seconds`, in this process's memory:
+    for what one connection counts (its AUTH attempts)."""
 
     def __init__(
         self, count: int, seconds: float, clock: Callable[[], float] = time.monotonic
@@ -52,28 +91,13 @@ class SlidingWindow:
         """Count one event for `key` if it is within the limit; False (not counted) if not."""
         now = self._clock()
         hits = self._hits.setdefault(key, deque())
-        self._expire(hits, now)
+        while hits and hits[0] <= now - self._seconds:
+            hits.popleft()
         if len(hits) >= self._count:
             return False
         hits.append(now)
         if len(self._hits) > 4 * 1024:
-            self._prune(now)
+            cutoff = now - self._seconds
+            for stale in [k for k, h in self._hits.items() if not h or h[-1] <= cutoff]:
+                del self._hits[stale]
         return True
-
-    def full(self, key: Hashable) -> bool:
-        """True when `key` has reached the limit within the window; counts nothing (to
-        refuse before an event that is counted only when it fails)."""
-        hits = self._hits.get(key)
-        if not hits:
-            return False
-        self._expire(hits, self._clock())
-        return len(hits) >= self._count
-
-    def _expire(self, hits: deque[float], now: float) -> None:
-        while hits and hits[0] <= now - self._seconds:
-            hits.popleft()
-
-    def _prune(self, now: float) -> None:
-        cutoff = now - self._seconds
-        for key in [k for k, h in self._hits.items() if not h or h[-1] <= cutoff]:
-            del self._hits[key]

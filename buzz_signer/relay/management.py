@@ -106,7 +106,7 @@ from ..nip19 import encode_npub
 from ..nip44 import Nip44Error
 from ..nostr import is_lower_hex
 from .moderation import parse_network
-from .nip98 import Refused, ReplayGuard, accept_once, authenticated
+from .nip98 import USED_ALREADY, Refused, authenticated, fresh_until
 from .protocol import NO_INVITES_LEFT, Community
 
 __all__ = ["CONTENT_TYPE", "DELEGABLE", "Management", "ManagementBackend", "may_call"]
@@ -151,6 +151,8 @@ class ManagementBackend(Protocol):
     """The SQL API as management uses it; backend.DatabaseBackend is the real one."""
 
     async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None: ...
+
+    async def accept_auth_event(self, event_id: str, fresh_until: int) -> bool: ...
 
     async def allow(self, community: uuid.UUID, pubkey: str, by: str) -> str: ...
 
@@ -217,9 +219,7 @@ class ManagementBackend(Protocol):
 
     async def remove_branch(self, community: uuid.UUID, pubkey: str) -> tuple[str, int]: ...
 
-    async def set_invite_quota(
-        self, community: uuid.UUID, role: str, quota: int | None
-    ) -> str: ...
+    async def set_invite_quota(self, community: uuid.UUID, role: str, quota: int | None) -> str: ...
 
     async def invite_quotas(self, community: uuid.UUID) -> dict[str, int | None]: ...
 
@@ -239,9 +239,7 @@ class ManagementBackend(Protocol):
 
     async def banned_events(self, community: uuid.UUID) -> list[tuple[str, str | None]]: ...
 
-    async def set_kind_rule(
-        self, community: uuid.UUID, kind: int, allowed: bool | None
-    ) -> str: ...
+    async def set_kind_rule(self, community: uuid.UUID, kind: int, allowed: bool | None) -> str: ...
 
     async def kind_rules(self, community: uuid.UUID) -> list[tuple[int, bool]]: ...
 
@@ -508,7 +506,6 @@ class Management:
     def __init__(
         self,
         backend: ManagementBackend,
-        replay: ReplayGuard,
         key: RelayKey,
         *,
         claim_max_uses: int = 100,
@@ -521,7 +518,6 @@ class Management:
                 f"claim_ttl_seconds must be {TTL_SECONDS[0]} to {TTL_SECONDS[1]} (30 days)"
             )
         self.backend = backend
-        self.replay = replay
         self.key = key
         self.claim_max_uses = claim_max_uses
         self.claim_ttl_seconds = claim_ttl_seconds
@@ -580,8 +576,11 @@ class Management:
             now = time.time()
             event = authenticated(header, body, hosts, now)
             name, params = self._request(body)
-            if not reads_only(name):
-                accept_once(event, self.replay, now)
+            # Once in every relay process of the database (SPEC section 9).
+            if not reads_only(name) and not await self.backend.accept_auth_event(
+                event["id"], fresh_until(event)
+            ):
+                raise Refused(401, USED_ALREADY)
             caller = await self._caller(community, event["pubkey"])
             if not may_call(caller.role, name, caller.assigned):
                 raise Refused(
@@ -878,9 +877,7 @@ class Management:
         await self.backend.unassign_method(community.id, pubkey, method)
         return True
 
-    async def _listmethodassignees(
-        self, community: Community, caller: Caller, params: list[Any]
-    ):
+    async def _listmethodassignees(self, community: Community, caller: Caller, params: list[Any]):
         methods: dict[str, list[str]] = {}
         for pubkey, method in await self.backend.method_assignees(community.id):
             methods.setdefault(pubkey, []).append(method)
@@ -947,9 +944,7 @@ class Management:
         pubkey, _ = _pubkey_and_reason(params)
         outcome, removed = await self.backend.remove_branch(community.id, pubkey)
         if outcome == "is_owner":
-            raise Refused(
-                400, "restricted: the owner cannot be removed (transfer ownership first)"
-            )
+            raise Refused(400, "restricted: the owner cannot be removed (transfer ownership first)")
         return {"removed": removed}
 
     async def _setinvitequota(self, community: Community, caller: Caller, params: list[Any]):

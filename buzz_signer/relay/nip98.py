@@ -1,9 +1,10 @@
 """NIP-98 HTTP auth for NIP-86's POSTs: who sent this request, proven by a kind 27235 event.
 
 `authenticated` checks an Authorization header against the request it came with (this relay's
-URL, POST, the body's sha256, a fresh created_at) and answers the event; `ReplayGuard`
-remembers the events accepted lately, so that a method that changes something accepts each
-one once (`authorize` does both). No HTTP server and no database here.
+URL, POST, the body's sha256, a fresh created_at) and answers the event. A method that changes
+something accepts each event once, in every relay process of the database: the caller records
+it with buzz.accept_auth_event until `fresh_until` (management.py). No HTTP server and no
+database here.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from urllib.parse import urlsplit
 from ..nostr import KIND_HTTP_AUTH, verify_event
 from .protocol import normalize_host
 
-__all__ = ["AUTH_WINDOW_SECONDS", "Refused", "ReplayGuard", "accept_once", "authenticated", "authorize"]
+__all__ = ["AUTH_WINDOW_SECONDS", "USED_ALREADY", "Refused", "authenticated", "fresh_until"]
 
 # NIP-98: an auth event's created_at must be this close to the clock.
 AUTH_WINDOW_SECONDS = 60
@@ -31,26 +32,6 @@ class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
-
-
-class ReplayGuard:
-    """The NIP-98 events accepted lately, each kept until it could no longer be fresh.
-
-    One per process: a relay run as several processes behind one address would accept an
-    event once per process (docs/relay.md).
-    """
-
-    def __init__(self) -> None:
-        self._until: dict[str, float] = {}
-
-    def first_use(self, event_id: str, created_at: int, now: float) -> bool:
-        """Record `event_id`; False if it was accepted before (a replay)."""
-        if len(self._until) > 1000:
-            self._until = {k: t for k, t in self._until.items() if t > now}
-        if event_id in self._until:
-            return False
-        self._until[event_id] = created_at + AUTH_WINDOW_SECONDS + 1
-        return True
 
 
 def _tag(event: dict[str, Any], name: str) -> str | None:
@@ -111,17 +92,9 @@ def authenticated(
     return event
 
 
-def accept_once(event: dict[str, Any], replay: ReplayGuard, now: float) -> None:
-    """Refused (401) when `event` was accepted before: for a method that changes something."""
-    if not replay.first_use(event["id"], event["created_at"], now):
-        raise Refused(401, "invalid: that Authorization event was used already")
+def fresh_until(event: dict[str, Any]) -> int:
+    """Until when (Unix time) `event` could be accepted as fresh: how long it is remembered."""
+    return event["created_at"] + AUTH_WINDOW_SECONDS + 1
 
 
-def authorize(
-    header: str | None, body: bytes, hosts: Iterable[str], replay: ReplayGuard, now: float
-) -> str:
-    """The pubkey a NIP-98 Authorization header proves for this POST of `body`, once: the
-    same event again is refused (401), as for every method that changes something."""
-    event = authenticated(header, body, hosts, now)
-    accept_once(event, replay, now)
-    return event["pubkey"]
+USED_ALREADY = "invalid: that Authorization event was used already"

@@ -22,7 +22,7 @@ import secrets
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 from urllib.parse import urlsplit
@@ -48,7 +48,14 @@ from ..nostr import (
 )
 from ..signer import Signer
 from .filters import Filter, InvalidFilter, WireEvent, parse_filter
-from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
+from .limits import (
+    DEFAULT_LIMITS,
+    FAILED_CLAIM_SECONDS,
+    Limits,
+    RateStore,
+    SharedWindow,
+    SlidingWindow,
+)
 
 __all__ = [
     "NO_INVITES_LEFT",
@@ -90,7 +97,7 @@ class Community:
     host: str
 
 
-class Backend(Protocol):
+class Backend(RateStore, Protocol):
     """The SQL API as the protocol uses it; backend.DatabaseBackend is the real one."""
 
     async def live_list(self, community: uuid.UUID) -> WireEvent | None: ...
@@ -200,9 +207,7 @@ class RelaySession:
         *,
         limits: Limits = DEFAULT_LIMITS,
         request_host: str | None = None,
-        invite_window: SlidingWindow | None = None,
         address: str | None = None,
-        failed_claims: SlidingWindow | None = None,
         observer: Observer | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -210,12 +215,12 @@ class RelaySession:
         self._backend = backend
         self._signer = signer
         self._limits = limits
-        self._invites = invite_window or SlidingWindow(limits.invites_per_hour, 3600)
-        # The client's address, and the failed claims per address and per pubkey (shared
-        # by the connections of a process, like the invite window).
-        self._address = address
-        self._failed_claims = failed_claims or SlidingWindow(
-            limits.max_failed_claims, FAILED_CLAIM_SECONDS
+        # Invites minted per minter, and failed claims per pubkey and per address: counted
+        # in the database, across every connection of every relay process (SPEC section 9).
+        self._invites = SharedWindow(backend, "invite", limits.invites_per_hour, 3600)
+        self._address = address  # the client's
+        self._failed_claims = SharedWindow(
+            backend, "failed_claim", limits.max_failed_claims, FAILED_CLAIM_SECONDS
         )
         self._auths = SlidingWindow(limits.auth_per_minute, 60)
         self._observer = observer or Observer()
@@ -322,7 +327,9 @@ class RelaySession:
         except BuzzError:
             self._subscriptions.pop(sub_id, None)
             self._observer.request("req", "error")
-            return [relay_message("CLOSED", sub_id, "error: the database did not answer; try again")]
+            return [
+                relay_message("CLOSED", sub_id, "error: the database did not answer; try again")
+            ]
         out.append(relay_message("EOSE", sub_id))
         # Live events that committed while the stored ones were read, now in order.
         pending, sub.pending = sub.pending or [], None
@@ -423,7 +430,7 @@ class RelaySession:
             raise _Refused(
                 "restricted: only the community's members may request invites", "restricted"
             )
-        if not self._invites.allow((self.community.id, requester)):
+        if not await self._counted(self._invites.allow(f"{self.community.id}/{requester}")):
             raise _Refused(
                 f"rate-limited: at most {self._limits.invites_per_hour} invites per hour",
                 "rate_limited",
@@ -527,28 +534,23 @@ class RelaySession:
         # ["claim", ""] (or a bare ["claim"]) is a join without a claim, as clients send it.
         code = claim[1] if claim is not None and len(claim) > 1 else ""
         if len(code) > MAX_CLAIM:
-            raise _Refused(
-                f"invalid: an invite code is at most {MAX_CLAIM} characters", "invalid"
-            )
+            raise _Refused(f"invalid: an invite code is at most {MAX_CLAIM} characters", "invalid")
         self._require_fresh(event)
         if _first_tag(event, "-") is not None:
             self._require_author(event)
         if not code:
             return await self._request(event)
         pubkey = event["pubkey"]
-        counted = [("pubkey", pubkey)]
+        counted = [f"pubkey:{pubkey}"]
         if self._address is not None:
-            counted.append(("address", self._address))
-        if any(self._failed_claims.full(key) for key in counted):
-            raise _Refused(
-                "rate-limited: too many failed claims; try again later.", "rate_limited"
-            )
+            counted.append(f"address:{self._address}")
+        if await self._counted(self._failed_claims.reached(*counted)):
+            raise _Refused("rate-limited: too many failed claims; try again later.", "rate_limited")
         outcome = await self._write(
             "join", self._backend.claim_invite(self.community.id, code, pubkey)
         )
         if outcome in _FAILED_CLAIMS:
-            for key in counted:
-                self._failed_claims.allow(key)
+            await self._counted(self._failed_claims.allow(*counted))
         if outcome == "joined":
             return True, f"info: welcome to {self.community.host}!"
         return _JOIN_ANSWERS.get(outcome, _UNEXPECTED)
@@ -558,9 +560,7 @@ class RelaySession:
         note = _NOTE_REFUSED.sub("", event["content"]).strip()[:MAX_NOTE] or None
         outcome = await self._write(
             "request_membership",
-            self._backend.request_membership(
-                self.community.id, event["pubkey"], event["id"], note
-            ),
+            self._backend.request_membership(self.community.id, event["pubkey"], event["id"], note),
         )
         if outcome == "joined":
             return True, f"info: welcome to {self.community.host}!"
@@ -575,6 +575,13 @@ class RelaySession:
             "leave", self._backend.leave(self.community.id, event["pubkey"])
         )
         return _LEAVE_ANSWERS.get(outcome, _UNEXPECTED)
+
+    async def _counted(self, call: Awaitable[bool]) -> bool:
+        """Await a shared window's answer; a database that does not answer as a refusal."""
+        try:
+            return await call
+        except BuzzError:
+            raise _Refused("error: the database could not be reached; try again", "error") from None
 
     async def _write(self, kind: str, call: Any) -> str:
         """Await a membership write; its failures as NIP-01 refusals."""

@@ -29,12 +29,11 @@ from ..signer import Signer
 from .backend import DatabaseBackend
 from .gate import Gate
 from .hub import Hub
-from .limits import DEFAULT_LIMITS, FAILED_CLAIM_SECONDS, Limits, SlidingWindow
+from .limits import DEFAULT_LIMITS, Limits
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
 from .moderation import IPAddress, IPNetwork, Moderation, client_address
-from .nip98 import ReplayGuard
 from .page import (
     ASSET_PREFIX,
     ASSETS,
@@ -97,8 +96,6 @@ class _State:
     hub: Hub
     metrics: RelayMetrics
     signer: Signer
-    invite_window: SlidingWindow
-    failed_claims: SlidingWindow
     management: Management
     moderation: Moderation
     per_ip: Counter[str] = field(default_factory=Counter)
@@ -145,11 +142,8 @@ def create_app(config: RelayConfig) -> web.Application:
         hub=hub,
         metrics=metrics,
         signer=Signer(config.key),
-        invite_window=SlidingWindow(config.limits.invites_per_hour, 3600),
-        failed_claims=SlidingWindow(config.limits.max_failed_claims, FAILED_CLAIM_SECONDS),
         management=Management(
             backend,
-            ReplayGuard(),
             config.key,
             claim_max_uses=config.claim_max_uses,
             claim_ttl_seconds=config.claim_ttl_seconds,
@@ -449,9 +443,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         state.signer,
         limits=limits,
         request_host=request.host,
-        invite_window=state.invite_window,
         address=address,
-        failed_claims=state.failed_claims,
         observer=state.metrics,
     )
     outbox: asyncio.Queue[str] = asyncio.Queue()

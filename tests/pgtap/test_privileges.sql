@@ -37,7 +37,9 @@ INSERT INTO api VALUES
     ('clear_kind_rule', false), ('block_ip', false), ('unblock_ip', false),
     ('assign_method', false), ('unassign_method', false), ('banned_events', true),
     ('kind_rules', true), ('blocked_ips', true), ('method_assignees', true),
-    ('moderation_rules', true);
+    ('moderation_rules', true),
+    -- what several relay processes share: for the relay (a writer), not readers
+    ('accept_auth_event', false), ('take_rate', false), ('rate_reached', false);
 -- The buzz_private helpers the planner inlines into their callers (SQL-standard bodies, setting
 -- nothing): exactly these.
 CREATE TEMP TABLE inlined (fn text PRIMARY KEY);

@@ -408,12 +408,55 @@ MODERATION_FUNCTIONS = {
 }  # fmt: skip
 
 
-def test_downgrading_0009_undoes_exactly_it(new_database, head):
-    """Down from head to 0008: the moderation tables and functions go, everything else stays
-    as it was (its data too); up again: the head catalog."""
+# Revision 0010, what several relay processes share.
+SHARED_TABLES = {"accepted_auth_events", "rate_windows"}
+SHARED_FUNCTIONS = {
+    ("buzz", "accept_auth_event"), ("buzz", "take_rate"), ("buzz", "rate_reached"),
+    ("buzz_private", "rate_keys"),
+}  # fmt: skip
+
+
+def assert_downgrade_undoes(
+    url: str,
+    head: tuple[str, dict[str, list[tuple[Any, ...]]]],
+    to: str,
+    tables: set[str],
+    functions: set[tuple[str, str]],
+) -> None:
+    """Down from head to `to`: `tables` and `functions` go, everything else stays as it was
+    (its data too); up again: the head catalog."""
+    at_head = catalog(url)
+    alembic(url, "downgrade", to)
+    down = catalog(url)
+    assert down["alembic_version"] == [(to,)]
+
+    def dropped(relation: str) -> bool:
+        """One of `tables`, or one of its indexes (banned_events_pkey)."""
+        relation = relation.removeprefix("buzz_private.")
+        return any(relation == t or relation.startswith(t + "_") for t in tables)
+
+    def without(name: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        if name == "functions":
+            return [r for r in rows if (r[0], r[1]) not in functions]
+        if name in ("tables", "columns", "indexes"):  # (schema, relation, ...)
+            return [r for r in rows if not dropped(r[1])]
+        if name in ("constraints", "compression"):  # (qualified relation, ...)
+            return [r for r in rows if not dropped(r[0])]
+        return rows
+
+    for name, rows in at_head.items():
+        if name != "alembic_version":
+            assert down[name] == without(name, rows), name
+    assert {(r[0], r[1]) for r in down["functions"]} & functions == set()
+    assert {r[1] for r in down["tables"]} & tables == set()
+    alembic(url, "upgrade", "head")
+    assert catalog(url) == head[1]
+
+
+def test_downgrading_0009_undoes_exactly_it_and_what_came_after(new_database, head):
     url = new_database()
     alembic(url, "upgrade", "head")
-    assert revisions_in_order(url)[-1] == "0009"
+    assert revisions_in_order(url)[-2:] == ["0009", "0010"]
     with psycopg.connect(url, autocommit=True) as c:
         # A rule in every table, so that the downgrade drops rows too.
         cid = c.execute(
@@ -423,34 +466,24 @@ def test_downgrading_0009_undoes_exactly_it(new_database, head):
         c.execute("SELECT buzz.ban_event(%s, repeat('a', 64))", (cid,))
         c.execute("SELECT buzz.allow_kind(%s, 1)", (cid,))
         c.execute("SELECT buzz.block_ip(%s, '192.0.2.1')", (cid,))
-    at_head = catalog(url)
-    alembic(url, "downgrade", "0008")
-    down = catalog(url)
-    assert down["alembic_version"] == [("0008",)]
-
-    def moderation(relation: str) -> bool:
-        """A moderation table, or one of its indexes (banned_events_pkey)."""
-        relation = relation.removeprefix("buzz_private.")
-        return any(relation == t or relation.startswith(t + "_") for t in MODERATION_TABLES)
-
-    def without_moderation(name: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        if name == "functions":
-            return [r for r in rows if (r[0], r[1]) not in MODERATION_FUNCTIONS]
-        if name in ("tables", "columns", "indexes"):  # (schema, relation, ...)
-            return [r for r in rows if not moderation(r[1])]
-        if name in ("constraints", "compression"):  # (qualified relation, ...)
-            return [r for r in rows if not moderation(r[0])]
-        return rows
-
-    for name, rows in at_head.items():
-        if name != "alembic_version":
-            assert down[name] == without_moderation(name, rows), name
-    assert {(r[0], r[1]) for r in down["functions"]} & MODERATION_FUNCTIONS == set()
-    assert {r[1] for r in down["tables"]} & MODERATION_TABLES == set()
+    assert_downgrade_undoes(
+        url,
+        head,
+        "0008",
+        MODERATION_TABLES | SHARED_TABLES,
+        MODERATION_FUNCTIONS | SHARED_FUNCTIONS,
+    )
     with psycopg.connect(url) as c:
         assert c.execute(
             "SELECT host FROM buzz_private.communities WHERE community_id = %s", (cid,)
         ).fetchall() == [("down.example.org",)]
+
+
+def test_downgrading_0010_undoes_exactly_it(new_database, head):
+    url = new_database()
     alembic(url, "upgrade", "head")
-    again = catalog(url)
-    assert again == head[1]
+    assert revisions_in_order(url)[-1] == "0010"
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("SELECT buzz.accept_auth_event(repeat('a', 64), now())")
+        c.execute("SELECT buzz.take_rate('invite', '{k}', 1, 60)")
+    assert_downgrade_undoes(url, head, "0009", SHARED_TABLES, SHARED_FUNCTIONS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import itertools
 import json
 import time
 import uuid
@@ -26,7 +27,7 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
 from buzz_signer.relay.management import Management
-from buzz_signer.relay.nip98 import Refused, ReplayGuard, authorize
+from buzz_signer.relay.nip98 import Refused, authenticated, fresh_until
 from buzz_signer.relay.protocol import Community
 
 pytest_plugins = ("fixtures_membership",)
@@ -67,9 +68,8 @@ def refusal(call: Any) -> tuple[int, str]:
 def test_a_nip98_event_for_this_relay_proves_its_author(url: str) -> None:
     who, body = Person.new(), b'{"method":"supportedmethods","params":[]}'
     hosts = {"relay.example.org:7447", "other.example"}
-    assert authorize(header(who.secret, body, url), body, hosts, ReplayGuard(), time.time()) == (
-        who.pubkey
-    )
+    event = authenticated(header(who.secret, body, url), body, hosts, time.time())
+    assert event["pubkey"] == who.pubkey
 
 
 @pytest.mark.parametrize(
@@ -112,20 +112,31 @@ def test_what_a_nip98_header_must_prove(case: str) -> None:
         "old": header(who.secret, body, created_at=now - 61),
         "future": header(who.secret, body, created_at=now + 61),
     }[case]
-    status, message = refusal(lambda: authorize(spoilt, body, {HOST}, ReplayGuard(), time.time()))
+    status, message = refusal(lambda: authenticated(spoilt, body, {HOST}, time.time()))
     assert status == 401
     assert message.split(":")[0] in ("auth-required", "invalid")
 
 
-def test_a_nip98_event_is_accepted_once() -> None:
+def test_a_nip98_event_is_accepted_once_in_the_database(db_url: str, key: RelayKey) -> None:
+    """buzz.accept_auth_event: true the first time, false for the same id again, whichever
+    connection (relay process) asks; an expired one is deleted by later calls."""
     who, body = Person.new(), b"{}"
-    replay = ReplayGuard()
-    once = header(who.secret, body)
-    assert authorize(once, body, {HOST}, replay, time.time()) == who.pubkey
-    assert refusal(lambda: authorize(once, body, {HOST}, replay, time.time()))[0] == 401
-    # The same request signed anew (another created_at, so another id) is accepted.
-    again = header(who.secret, body, created_at=int(time.time()) - 1)
-    assert authorize(again, body, {HOST}, replay, time.time()) == who.pubkey
+    once = authenticated(header(who.secret, body), body, {HOST}, time.time())
+    again = authenticated(
+        header(who.secret, body, created_at=int(time.time()) - 1), body, {HOST}, time.time()
+    )
+
+    async def main() -> list[bool]:
+        async with backend_on(db_url, key) as one, backend_on(db_url, key) as other:
+            return [
+                await one.accept_auth_event(once["id"], fresh_until(once)),
+                await other.accept_auth_event(once["id"], fresh_until(once)),
+                await one.accept_auth_event(once["id"], fresh_until(once)),
+                # The same request signed anew (another created_at, so another id).
+                await other.accept_auth_event(again["id"], fresh_until(again)),
+            ]
+
+    assert asyncio.run(main()) == [True, False, False, True]
 
 
 class World:
@@ -152,12 +163,12 @@ def answers(
     *requests: tuple[str, bytes],
     **options: Any,
 ) -> list[tuple[int, dict[str, Any]]]:
-    """The answers of one Management (one replay guard, the relay key `key`) to the requests,
+    """The answers of one Management (the relay key `key`) to the requests,
     in order."""
 
     async def main() -> list[tuple[int, dict[str, Any]]]:
         async with backend_on(db_url, key) as backend:
-            management = Management(backend, ReplayGuard(), key, **options)
+            management = Management(backend, key, **options)
             community = Community(world.cid, world.host)
             return [
                 await management.handle(community, auth, body, {world.host})
@@ -167,10 +178,18 @@ def answers(
     return asyncio.run(main())
 
 
+# Seconds back for each call's created_at: the same request made twice within a second would
+# otherwise be the same event, which the relay accepts once (a replay).
+_CALL_AGES = itertools.cycle(range(50))
+
+
 def call(
     db_url: str, key: RelayKey, world: World, who: Person, method: str, params: list[Any]
 ) -> tuple[int, dict[str, Any]]:
-    (answer,) = answers(db_url, key, world, request(world, who, method, params))
+    created_at = int(time.time()) - next(_CALL_AGES)
+    (answer,) = answers(
+        db_url, key, world, request(world, who, method, params, created_at=created_at)
+    )
     return answer
 
 
@@ -429,7 +448,7 @@ def test_concurrent_createroles_of_one_id_define_it_once(db_url, key, mem, reade
 
     async def main() -> list[tuple[int, dict[str, Any]]]:
         async with backend_on(db_url, key) as backend:
-            management = Management(backend, ReplayGuard(), key)
+            management = Management(backend, key)
             community = Community(world.cid, world.host)
 
             async def create(i: int, label: str) -> tuple[int, dict[str, Any]]:
@@ -487,7 +506,7 @@ def test_supportedmethods_answers_what_this_caller_may_call(db_url, key, mem) ->
 )
 def test_claim_defaults_out_of_the_databases_bounds_are_refused(options) -> None:
     with pytest.raises(ValueError):
-        Management(None, ReplayGuard(), RelayKey.generate(), **options)  # type: ignore[arg-type]
+        Management(None, RelayKey.generate(), **options)  # type: ignore[arg-type]
 
 
 def test_a_read_accepts_its_nip98_event_again_a_change_only_once(db_url, key, mem, reader):

@@ -44,7 +44,6 @@ from test_relay_nostr_tools import connect, node_client, publish, req, run_clien
 from buzz_signer.keys import RelayKey
 from buzz_signer.relay.management import DELEGABLE, Management
 from buzz_signer.relay.moderation import Rules, client_address, parse_network
-from buzz_signer.relay.nip98 import ReplayGuard
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 __all__ = ["node_client", "open_gate", "upstream"]  # fixtures, used by name
@@ -195,7 +194,7 @@ def test_rules_refuse_and_block() -> None:
 def test_the_relay_and_the_database_assign_the_same_methods(db_url: str) -> None:
     """DELEGABLE (management.py) and buzz_private.delegable_method name the same methods, and
     every one is a method of this relay but for those another engineer's extensions add."""
-    methods = set(Management(None, ReplayGuard(), RelayKey.generate())._methods)
+    methods = set(Management(None, RelayKey.generate())._methods)
     assert DELEGABLE <= methods
     with psycopg.connect(db_url, autocommit=True) as c:
         for method in sorted(methods | DELEGABLE | {"nosuchmethod"}):

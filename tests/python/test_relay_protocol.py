@@ -22,7 +22,7 @@ from relay_fixtures import Person
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.relay.filters import WireEvent
-from buzz_signer.relay.limits import FAILED_CLAIM_SECONDS, Limits, SlidingWindow
+from buzz_signer.relay.limits import FAILED_CLAIM_SECONDS, Limits
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -684,14 +684,16 @@ def test_a_banned_key_is_blocked_with_or_without_a_claim(db_url, key, world, rea
 # ------------------------------------------------------------------ failed claims
 
 
-class Clock:
-    """A clock the test moves: the failed-claim window's."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
+def age_failed_claims(su: Any, seconds: int) -> None:
+    """Move every failed claim counted so far `seconds` into the past (the window is the
+    database's, buzz.take_rate)."""
+    su.execute(
+        "UPDATE buzz_private.rate_windows"
+        " SET hits = ARRAY(SELECT h - make_interval(secs => %s) FROM unnest(hits) h),"
+        " expires_at = expires_at - make_interval(secs => %s)"
+        " WHERE scope = 'failed_claim'",
+        (seconds, seconds),
+    )
 
 
 def run_sessions(db_url: str, key: RelayKey, world: World, scenario: Any) -> Any:
@@ -731,23 +733,22 @@ def test_failed_claims_are_limited_per_pubkey(db_url, key, world, reader, su):
     failing = _failing_codes(world, su)
     right = _code(world.mem, world, max_uses=None)
     guesser, other = Person.new(), Person.new()
-    clock = Clock()
-    window = SlidingWindow(3, FAILED_CLAIM_SECONDS, clock=clock)
+    limits = Limits(max_failed_claims=3)
 
     async def scenario(connect):
-        here = connect(address="192.0.2.1", failed_claims=window)
+        here = connect(address="192.0.2.1", limits=limits)
         failed = [await _send_ok(here, _claim(guesser, code)) for code in failing]
         # Elsewhere, the same pubkey: its right code is refused unread; another pubkey joins.
-        there = connect(address="198.51.100.7", failed_claims=window)
+        there = connect(address="198.51.100.7", limits=limits)
         limited = [
             await _send_ok(there, _claim(guesser, right)),
             await _send_ok(there, _claim(guesser, "cd" * 16)),
         ]
         before = (state(reader, world.cid), world.mem.relay_invites(world.cid))
         other_joined = await _send_ok(there, _claim(other, right))
-        clock.now += FAILED_CLAIM_SECONDS - 1
+        age_failed_claims(su, FAILED_CLAIM_SECONDS - 1)
         still = await _send_ok(there, _claim(guesser, right))
-        clock.now += 1
+        age_failed_claims(su, 1)
         after_window = await _send_ok(there, _claim(guesser, right))
         return failed, limited, before, other_joined, still, after_window
 
@@ -765,26 +766,25 @@ def test_failed_claims_are_limited_per_pubkey(db_url, key, world, reader, su):
     assert {guesser.pubkey, other.pubkey} <= set(members_of(reader, world.cid))
 
 
-def test_failed_claims_are_limited_per_address(db_url, key, world, reader):
+def test_failed_claims_are_limited_per_address(db_url, key, world, reader, su):
     right = _code(world.mem, world, max_uses=None)
     guessers = [Person.new() for _ in range(3)]
     late, elsewhere, after = Person.new(), Person.new(), Person.new()
-    clock = Clock()
-    window = SlidingWindow(3, FAILED_CLAIM_SECONDS, clock=clock)
+    limits = Limits(max_failed_claims=3)
 
     async def scenario(connect):
         failed = []
         for person in guessers:  # one connection each, one address
-            c = connect(address="192.0.2.1", failed_claims=window)
+            c = connect(address="192.0.2.1", limits=limits)
             failed.append(await _send_ok(c, _claim(person, "ef" * 16)))
-        same_address = connect(address="192.0.2.1", failed_claims=window)
+        same_address = connect(address="192.0.2.1", limits=limits)
         limited = await _send_ok(same_address, _claim(late, right))
         # A claim that is not a guess is not counted, nor refused: a claimless join.
         claimless = await _send_ok(same_address, signed(late.secret, 28934, []))
         before = state(reader, world.cid)
-        other_address = connect(address="198.51.100.7", failed_claims=window)
+        other_address = connect(address="198.51.100.7", limits=limits)
         joined_elsewhere = await _send_ok(other_address, _claim(elsewhere, right))
-        clock.now += FAILED_CLAIM_SECONDS
+        age_failed_claims(su, FAILED_CLAIM_SECONDS)
         joined_after = await _send_ok(same_address, _claim(after, right))
         return failed, limited, claimless, before, joined_elsewhere, joined_after
 
@@ -806,10 +806,8 @@ def test_joins_and_bans_do_not_count_as_failed_claims(db_url, key, world):
     right = _code(world.mem, world, max_uses=None)
     banned = Person.new()
     world.mem.ban_pubkey(world.cid, banned.pubkey)
-    window = SlidingWindow(2, FAILED_CLAIM_SECONDS, clock=Clock())
-
     async def scenario(connect):
-        c = connect(address="192.0.2.1", failed_claims=window)
+        c = connect(address="192.0.2.1", limits=Limits(max_failed_claims=2))
         answers = [await _send_ok(c, _claim(banned, right)) for _ in range(3)]
         answers += [await _send_ok(c, _claim(world.member, right)) for _ in range(3)]
         answers.append(await _send_ok(c, _claim(Person.new(), right)))

@@ -1,7 +1,7 @@
 """make bench, wire section: buzz-relay as clients meet it.
 
-    python -m bench.wire            # the full run (make bench): 1,000 subscribers, 200 joins
-    python -m bench.wire --quick    # a smoke run: 50 subscribers, 20 joins
+    python -m bench.wire            # the full run (make bench): 1,000 and 10,000 subscribers
+    python -m bench.wire --quick    # a smoke run: 50 and 200 subscribers, 20 joins
 
 Starts a real ``buzz-relay`` process on a loopback port over a dedicated database (default
 ``buzz_bench_wire``, created again and migrated) and measures, with websocket clients in this
@@ -14,7 +14,14 @@ process:
   arriving at each subscriber, over every (write, subscriber) pair;
 - **joins**: M clients, each on its own connection, one after another, send a 28934 with a
   valid claim; the time to its ``OK``, against the same claim through the SQL API alone
-  (``Membership.claim_relay_invite``), measured interleaved in the same run.
+  (``Membership.claim_relay_invite``), measured interleaved in the same run;
+- **many subscribers** (10,000 in the full run): the same push latency and RSS with that many
+  connections on the one relay process, and the connection set-up rate (websocket upgrade and
+  the AUTH greeting, connections per second, all of them opened at once). So that the clients
+  are not what is measured, these connections belong to a few lean client processes
+  (``LeanSocket``: a websocket client on a bare asyncio protocol, about 2,500 connections
+  each) that time arrivals with ``time.monotonic()``, CLOCK_MONOTONIC, which Linux shares
+  between processes.
 
 Prints a table, writes ``bench/out/wire.json``. Medians and ratios: the machine is shared.
 """
@@ -23,8 +30,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
+import math
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -53,6 +63,12 @@ TARGET_PUSH_MEDIAN_MS = 50.0
 TARGET_PUSH_P99_MS = 200.0
 TARGET_JOIN_RATIO = 3.0
 TARGET_IDLE_RSS_MB = 100.0
+TARGET_MANY_PUSH_MEDIAN_MS = 100.0
+TARGET_MANY_PUSH_P99_MS = 300.0
+TARGET_MANY_RSS_MB = 300.0
+# Connections per lean client process; each process opens this many at a time.
+PER_CLIENT_PROCESS = 2500
+CLIENT_CONCURRENCY = 50
 
 
 @dataclass(frozen=True)
@@ -60,10 +76,15 @@ class Plan:
     subscribers: int
     pushes: int
     joins: int
+    # The run with many subscribers, on lean client processes.
+    many: int
+    many_pushes: int
 
 
-FULL = Plan(subscribers=1000, pushes=30, joins=200)
-QUICK = Plan(subscribers=50, pushes=5, joins=20)
+FULL = Plan(subscribers=1000, pushes=30, joins=200, many=10_000, many_pushes=30)
+QUICK = Plan(subscribers=50, pushes=5, joins=20, many=200, many_pushes=5)
+# Between two lists of the many-subscriber run: one list reaches everyone before the next.
+MANY_PUSH_INTERVAL_S = 0.5
 
 
 def log(msg: str) -> None:
@@ -229,6 +250,193 @@ async def joins(
     return wire, api
 
 
+# ------------------------------------------------------------------ many subscribers
+
+
+class LeanSocket(asyncio.Protocol):
+    """One websocket to the relay on a bare asyncio protocol: the upgrade, unmasked frames
+    in, masked (with a zero key) frames out, pings answered. It keeps the times that
+    matter and nothing else: the AUTH greeting, the EOSE, and each live event's id."""
+
+    def __init__(self, host: str, arrivals: dict[str, list[float]]) -> None:
+        self.host = host
+        self.arrivals = arrivals
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.upgraded = False
+        self.live = False  # after the EOSE: events are pushes, timed
+        loop = asyncio.get_running_loop()
+        self.greeted: asyncio.Future[float] = loop.create_future()
+        self.eose: asyncio.Future[float] = loop.create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        key = base64.b64encode(os.urandom(16)).decode()
+        transport.write(
+            f"GET / HTTP/1.1\r\nHost: {self.host}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        for fut in (self.greeted, self.eose):
+            if not fut.done():
+                fut.set_exception(ConnectionError("the relay closed the connection"))
+
+    def send_text(self, text: str, opcode: int = 0x1) -> None:
+        data, n = text.encode(), len(text.encode())
+        if n < 126:
+            header = bytes((0x80 | opcode, 0x80 | n))
+        elif n < 65536:
+            header = bytes((0x80 | opcode, 0x80 | 126)) + n.to_bytes(2, "big")
+        else:
+            header = bytes((0x80 | opcode, 0x80 | 127)) + n.to_bytes(8, "big")
+        assert self.transport is not None
+        self.transport.write(header + b"\0\0\0\0" + data)  # a zero mask leaves data as is
+
+    def data_received(self, data: bytes) -> None:
+        now = time.monotonic()
+        buf = self.buffer
+        buf += data
+        if not self.upgraded:
+            end = buf.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            if not buf.startswith(b"HTTP/1.1 101"):
+                raise RuntimeError(f"no upgrade: {bytes(buf[:200])!r}")
+            del buf[: end + 4]
+            self.upgraded = True
+        while len(buf) >= 2:
+            opcode, n, start = buf[0] & 0x0F, buf[1] & 0x7F, 2
+            if n == 126:
+                n, start = int.from_bytes(buf[2:4], "big"), 4
+            elif n == 127:
+                n, start = int.from_bytes(buf[2:10], "big"), 10
+            if len(buf) < start + n:
+                return
+            payload = bytes(buf[start : start + n])
+            del buf[: start + n]
+            if opcode == 0x1:
+                self.text(payload, now)
+            elif opcode == 0x9:  # ping: the relay's heartbeat
+                self.send_text(payload.decode(), 0xA)
+
+    def text(self, payload: bytes, now: float) -> None:
+        if payload.startswith(b'["EVENT"'):
+            if self.live:
+                at = payload.find(b'"id":"') + 6
+                self.arrivals.setdefault(payload[at : at + 64].decode(), []).append(now)
+        elif payload.startswith(b'["AUTH"'):
+            if not self.greeted.done():
+                self.greeted.set_result(now)
+        elif payload.startswith(b'["EOSE"'):
+            self.live = True
+            if not self.eose.done():
+                self.eose.set_result(now)
+
+
+async def lean_client(url: str, n: int) -> None:
+    """A client process (``--lean-client URL N``): N connections, each subscribed to the
+    community's list. Prints one JSON line when all are subscribed (the set-up times), then
+    waits for one line on stdin naming the ids pushed, and prints their arrival times."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < n + 100:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
+    host, port = url.removeprefix("ws://").rsplit(":", 1)
+    loop = asyncio.get_running_loop()
+    arrivals: dict[str, list[float]] = {}
+    socks: list[LeanSocket] = []
+    setup: list[float] = []
+    bounds = [math.inf, -math.inf]
+    gate = asyncio.Semaphore(CLIENT_CONCURRENCY)
+
+    async def open_one() -> None:
+        async with gate:
+            t0 = time.monotonic()
+            _, sock = await loop.create_connection(
+                lambda: LeanSocket(f"{host}:{port}", arrivals), host, int(port)
+            )
+            t1 = await asyncio.wait_for(sock.greeted, 60)
+        socks.append(sock)
+        setup.append((t1 - t0) * 1000)
+        bounds[0], bounds[1] = min(bounds[0], t0), max(bounds[1], t1)
+
+    await asyncio.gather(*(open_one() for _ in range(n)))
+    for sock in socks:
+        sock.send_text('["REQ","l",{"kinds":[13534]}]')
+    await asyncio.wait_for(asyncio.gather(*(s.eose for s in socks)), 120)
+    print(json.dumps({"setup_ms": setup, "first": bounds[0], "last": bounds[1]}), flush=True)
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    ids = json.loads(await reader.readline())
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and any(len(arrivals.get(i, ())) < n for i in ids):
+        await asyncio.sleep(0.05)
+    print(json.dumps({i: arrivals.get(i, []) for i in ids}), flush=True)
+    for sock in socks:
+        if sock.transport is not None:
+            sock.transport.close()
+
+
+async def many_subscribers(
+    relay: RelayUnderTest, mem: Membership, cid: Any, plan: Plan
+) -> dict[str, Any]:
+    """Push latency (ms) at plan.many subscribers on lean client processes, the relay's RSS
+    with them subscribed, and the connection set-up rate."""
+    processes = max(2, math.ceil(plan.many / PER_CLIENT_PROCESS))
+    shares = [plan.many // processes + (i < plan.many % processes) for i in range(processes)]
+    command = [sys.executable, "-m", "bench.wire", "--lean-client", relay.url]
+    pipes = {"stdin": asyncio.subprocess.PIPE, "stdout": asyncio.subprocess.PIPE}
+    clients = [
+        await asyncio.create_subprocess_exec(
+            *command, str(k), **pipes, cwd=Path(__file__).resolve().parent.parent, limit=1 << 28
+        )
+        for k in shares
+    ]
+    try:
+        ready = [json.loads(await c.stdout.readline() or b"null") for c in clients]  # type: ignore[union-attr]
+        if None in ready:
+            raise RuntimeError("a lean client process ended before its connections were ready")
+        setup = [ms for r in ready for ms in r["setup_ms"]]
+        span = max(r["last"] for r in ready) - min(r["first"] for r in ready)
+        rss = rss_mb(relay.proc.pid)
+        log(f"{plan.many} subscribed: {len(setup) / span:.0f} connections/s, {rss:.0f} MB")
+        committed: dict[str, float] = {}
+        for _ in range(plan.many_pushes):
+            write = await asyncio.to_thread(
+                mem.add_relay_member, cid, PrivateKey().public_key_xonly.format().hex()
+            )
+            committed[write.snapshot["id"]] = time.monotonic()
+            await asyncio.sleep(MANY_PUSH_INTERVAL_S)
+        line = json.dumps(list(committed)).encode() + b"\n"
+        arrivals: dict[str, list[float]] = {i: [] for i in committed}
+        for c in clients:
+            c.stdin.write(line)  # type: ignore[union-attr]
+        for c in clients:
+            for i, times in json.loads(await c.stdout.readline()).items():  # type: ignore[union-attr]
+                arrivals[i] += times
+            await c.wait()
+    finally:
+        for c in clients:
+            if c.returncode is None:
+                c.kill()
+                await c.wait()
+    missing = sum(plan.many - len(times) for times in arrivals.values())
+    if missing:
+        raise RuntimeError(f"{missing} pushes never arrived at the {plan.many} subscribers")
+    return {
+        "processes": processes,
+        "latencies": [(t - committed[i]) * 1000 for i, times in arrivals.items() for t in times],
+        # Per list: to its first subscriber (the database's part), and from first to last.
+        "first_ms": [(min(times) - committed[i]) * 1000 for i, times in arrivals.items()],
+        "spread_ms": [(max(times) - min(times)) * 1000 for times in arrivals.values()],
+        "rss_mb": rss,
+        "setup_ms": setup,
+        "setup_per_s": len(setup) / span,
+    }
+
+
 async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
     key, owner = RelayKey.generate(), PrivateKey().public_key_xonly.format().hex()
     with Membership.connect(url, key) as mem:
@@ -244,6 +452,13 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
                 wire, api = await joins(http, relay, mem, cid, owner, plan)
         finally:
             relay.stop()
+        # A relay of its own: its RSS is that of the many connections alone.
+        relay = RelayUnderTest(url, key, cid, free_port(), out / "wire-relay-many.log")
+        try:
+            log(f"{plan.many} subscribers on lean client processes, {plan.many_pushes} lists")
+            many = await many_subscribers(relay, mem, cid, plan)
+        finally:
+            relay.stop()
     push_s, wire_s, api_s = summary(push), summary(wire), summary(api)
     return {
         "plan": plan.__dict__,
@@ -254,7 +469,14 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
             "join_wire_ms": wire_s,
             "join_sql_api_ms": api_s,
             "join_ratio": wire_s["median"] / api_s["median"],
+            f"push_ms_{plan.many}": summary(many["latencies"]),
+            f"push_first_ms_{plan.many}": summary(many["first_ms"]),
+            f"push_spread_ms_{plan.many}": summary(many["spread_ms"]),
+            f"rss_mb_{plan.many}_connections": many["rss_mb"],
+            f"setup_ms_{plan.many}": summary(many["setup_ms"]),
+            f"setup_per_s_{plan.many}": many["setup_per_s"],
         },
+        "client_processes": many["processes"],
     }
 
 
@@ -269,6 +491,8 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
     push, n = f["push_ms"], plan["subscribers"]
     wire, api = f["join_wire_ms"]["median"], f["join_sql_api_ms"]["median"]
     ratio = f["join_ratio"]
+    many = plan["many"]
+    mpush, mrss = f[f"push_ms_{many}"], f[f"rss_mb_{many}_connections"]
     return [
         (f"push latency, {n} subscribers, median", f"{push['median']:.1f} ms",
          judge(push["median"] <= TARGET_PUSH_MEDIAN_MS)),
@@ -279,17 +503,30 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
         (f"relay RSS with {n} connections",
          f"{rss:.1f} MB ({f['rss_mb_no_connections']:.1f} MB with none)",
          judge(rss <= TARGET_IDLE_RSS_MB)),
+        (f"push latency, {many:,} subscribers, median", f"{mpush['median']:.1f} ms",
+         judge(mpush["median"] <= TARGET_MANY_PUSH_MEDIAN_MS)),
+        (f"push latency, {many:,} subscribers, p99", f"{mpush['p99']:.1f} ms",
+         judge(mpush["p99"] <= TARGET_MANY_PUSH_P99_MS)),
+        (f"relay RSS with {many:,} connections subscribed",
+         f"{mrss:.1f} MB ({f[f'setup_per_s_{many}']:.0f} connections/s set up)",
+         judge(mrss <= TARGET_MANY_RSS_MB)),
     ]  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.wire", description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="smoke run: 50 subscribers, 20 joins")
+    ap.add_argument(
+        "--quick", action="store_true", help="smoke run: 50 and 200 subscribers, 20 joins"
+    )
+    ap.add_argument("--lean-client", nargs=2, metavar=("URL", "N"), help=argparse.SUPPRESS)
     ap.add_argument("--db", default=None, help=f"database to (re)create (default {DEFAULT_DB})")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
     ap.add_argument("--admin-url", default=None, help="superuser URL (default: local cluster)")
     ap.add_argument("--drop", action="store_true", help="drop the database at the end")
     args = ap.parse_args(argv)
+    if args.lean_client:
+        asyncio.run(lean_client(args.lean_client[0], int(args.lean_client[1])))
+        return 0
     plan = QUICK if args.quick else FULL
     dbname = args.db or (f"{DEFAULT_DB}_quick" if args.quick else DEFAULT_DB)
     admin_url = args.admin_url or LocalCluster().start().url("postgres")

@@ -35,7 +35,8 @@ import psycopg
 from ..nostr import KIND_ADD_USER, KIND_DELETION, KIND_MEMBERSHIP_LIST, KIND_REMOVE_USER, KIND_ROLE
 from .backend import DatabaseBackend
 from .filters import WireEvent
-from .protocol import RelaySession
+from .outbound import Frame, Outbox
+from .protocol import RelaySession, event_message
 
 log = logging.getLogger("buzz_relay.hub")
 
@@ -57,7 +58,7 @@ Send = Callable[[list[str]], None]
 
 @dataclass
 class _Community:
-    sessions: dict[RelaySession, Send] = field(default_factory=dict)
+    sessions: dict[RelaySession, Send | Outbox] = field(default_factory=dict)
     # created_at of the newest event (list, 8000/8001, 33534, 5) delivered to this
     # community's sessions.
     delivered: int | None = None
@@ -87,7 +88,9 @@ class Hub:
 
     # Sessions -------------------------------------------------------------------
 
-    def register(self, session: RelaySession, send: Send) -> None:
+    def register(self, session: RelaySession, send: Send | Outbox) -> None:
+        """Push to this session's subscriptions through `send`; with an Outbox (and a session
+        of this relay's own protocol), as frames shared with the community's other sessions."""
         entry = self._communities.setdefault(session.community.id, _Community())
         entry.sessions[session] = send
 
@@ -180,10 +183,20 @@ class Hub:
             ev for kind in _DELIVERY_ORDER for ev in events if ev.kind in kind
         ]
         pushed = 0
+        # One frame per (subscription id, event), however many sessions it goes to.
+        frames: dict[tuple[str, str], Frame] = {}
         for session, send in list(entry.sessions.items()):
+            if isinstance(send, Outbox) and type(session) is RelaySession:
+                for sub_id, ev in session.deliveries(ordered):
+                    shared = frames.get((sub_id, ev.id))
+                    if shared is None:
+                        shared = frames[sub_id, ev.id] = Frame(event_message(sub_id, ev))
+                    send.send_frame(shared)
+                    pushed += 1
+                continue
             messages = session.deliver(ordered)
             if messages:
-                send(messages)
+                send.send(messages) if isinstance(send, Outbox) else send(messages)
                 pushed += len(messages)
         if pushed:
             self._on_pushed(pushed)

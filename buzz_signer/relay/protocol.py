@@ -159,6 +159,9 @@ def _event_message(subscription: str, ev: WireEvent) -> str:
     return f'["EVENT",{json.dumps(subscription, ensure_ascii=False)},{ev.text}]'
 
 
+event_message = _event_message
+
+
 def _first_tag(event: dict[str, Any], name: str) -> list[str] | None:
     return next((t for t in event["tags"] if t and t[0] == name), None)
 
@@ -275,7 +278,12 @@ class RelaySession:
 
     def deliver(self, events: Iterable[WireEvent]) -> list[str]:
         """`EVENT` messages for events that just committed, for every subscription they match."""
-        out: list[str] = []
+        return [_event_message(sub_id, ev) for sub_id, ev in self.deliveries(events)]
+
+    def deliveries(self, events: Iterable[WireEvent]) -> list[tuple[str, WireEvent]]:
+        """What `deliver` sends, as (subscription id, event): the hub frames each pair once
+        for all the sessions that send it (`event_message`)."""
+        out: list[tuple[str, WireEvent]] = []
         for ev in events:
             for sub_id, sub in self._subscriptions.items():
                 if not sub.matches(ev):
@@ -283,7 +291,7 @@ class RelaySession:
                 if sub.pending is not None:
                     sub.pending.append(ev)
                 elif sub.first_sending(ev):
-                    out.append(_event_message(sub_id, ev))
+                    out.append((sub_id, ev))
         return out
 
     @property

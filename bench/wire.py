@@ -258,9 +258,9 @@ class LeanSocket(asyncio.Protocol):
     in, masked (with a zero key) frames out, pings answered. It keeps the times that
     matter and nothing else: the AUTH greeting, the EOSE, and each live event's id."""
 
-    def __init__(self, host: str, arrivals: dict[str, list[float]]) -> None:
+    def __init__(self, host: str) -> None:
         self.host = host
-        self.arrivals = arrivals
+        self.arrivals: dict[str, float] = {}  # live event id -> when it arrived
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.upgraded = False
@@ -326,7 +326,7 @@ class LeanSocket(asyncio.Protocol):
         if payload.startswith(b'["EVENT"'):
             if self.live:
                 at = payload.find(b'"id":"') + 6
-                self.arrivals.setdefault(payload[at : at + 64].decode(), []).append(now)
+                self.arrivals[payload[at : at + 64].decode()] = now
         elif payload.startswith(b'["AUTH"'):
             if not self.greeted.done():
                 self.greeted.set_result(now)
@@ -339,13 +339,15 @@ class LeanSocket(asyncio.Protocol):
 async def lean_client(url: str, n: int) -> None:
     """A client process (``--lean-client URL N``): N connections, each subscribed to the
     community's list. Prints one JSON line when all are subscribed (the set-up times), then
-    waits for one line on stdin naming the ids pushed, and prints their arrival times."""
+    waits for one line on stdin naming the lists committed and when, and prints the latency
+    of each (list, connection): to that list's arrival, or to the first later list's when the
+    relay sent the later one instead (it pushes the live list, and a list replaced before
+    its push is superseded)."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft < n + 100:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, n + 1000), hard))
     host, port = url.removeprefix("ws://").rsplit(":", 1)
     loop = asyncio.get_running_loop()
-    arrivals: dict[str, list[float]] = {}
     socks: list[LeanSocket] = []
     setup: list[float] = []
     bounds = [math.inf, -math.inf]
@@ -355,7 +357,7 @@ async def lean_client(url: str, n: int) -> None:
         async with gate:
             t0 = time.monotonic()
             _, sock = await loop.create_connection(
-                lambda: LeanSocket(f"{host}:{port}", arrivals), host, int(port)
+                lambda: LeanSocket(f"{host}:{port}"), host, int(port)
             )
             t1 = await asyncio.wait_for(sock.greeted, 60)
         socks.append(sock)
@@ -369,11 +371,30 @@ async def lean_client(url: str, n: int) -> None:
     print(json.dumps({"setup_ms": setup, "first": bounds[0], "last": bounds[1]}), flush=True)
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    ids = json.loads(await reader.readline())
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and any(len(arrivals.get(i, ())) < n for i in ids):
+    committed: list[tuple[str, float]] = json.loads(await reader.readline())
+    deadline, newest = time.monotonic() + 60, committed[-1][0]
+    while time.monotonic() < deadline and any(newest not in s.arrivals for s in socks):
         await asyncio.sleep(0.05)
-    print(json.dumps({i: arrivals.get(i, []) for i in ids}), flush=True)
+    latencies: list[float] = []
+    superseded = missing = 0
+    first = [math.inf] * len(committed)
+    last = [-math.inf] * len(committed)
+    for sock in socks:
+        reached = math.inf  # the earliest arrival of this list or a later one
+        for k in range(len(committed) - 1, -1, -1):
+            list_id, at = committed[k]
+            arrived = sock.arrivals.get(list_id)
+            if arrived is not None:
+                reached = min(reached, arrived)
+                first[k], last[k] = min(first[k], arrived), max(last[k], arrived)
+            elif reached < math.inf:
+                superseded += 1
+            if reached == math.inf:
+                missing += 1
+            else:
+                latencies.append((reached - at) * 1000)
+    answer = {"latencies": latencies, "superseded": superseded, "missing": missing}
+    print(json.dumps(answer | {"first": first, "last": last}), flush=True)
     for sock in socks:
         if sock.transport is not None:
             sock.transport.close()
@@ -409,28 +430,34 @@ async def many_subscribers(
             )
             committed[write.snapshot["id"]] = time.monotonic()
             await asyncio.sleep(MANY_PUSH_INTERVAL_S)
-        line = json.dumps(list(committed)).encode() + b"\n"
-        arrivals: dict[str, list[float]] = {i: [] for i in committed}
+        list_bytes = len(json.dumps(write.snapshot, separators=(",", ":")).encode())
+        line = json.dumps(list(committed.items())).encode() + b"\n"
         for c in clients:
             c.stdin.write(line)  # type: ignore[union-attr]
+        answers = []
         for c in clients:
-            for i, times in json.loads(await c.stdout.readline()).items():  # type: ignore[union-attr]
-                arrivals[i] += times
+            answers.append(json.loads(await c.stdout.readline()))  # type: ignore[union-attr]
             await c.wait()
     finally:
         for c in clients:
             if c.returncode is None:
                 c.kill()
                 await c.wait()
-    missing = sum(plan.many - len(times) for times in arrivals.values())
+    missing = sum(a["missing"] for a in answers)
     if missing:
         raise RuntimeError(f"{missing} pushes never arrived at the {plan.many} subscribers")
+    # Per list pushed: to its first subscriber (the database's part), and from first to last.
+    firsts = [min(a["first"][k] for a in answers) for k in range(len(committed))]
+    lasts = [max(a["last"][k] for a in answers) for k in range(len(committed))]
+    pushed = [k for k in range(len(committed)) if firsts[k] < math.inf]
+    at = list(committed.values())
     return {
         "processes": processes,
-        "latencies": [(t - committed[i]) * 1000 for i, times in arrivals.items() for t in times],
-        # Per list: to its first subscriber (the database's part), and from first to last.
-        "first_ms": [(min(times) - committed[i]) * 1000 for i, times in arrivals.items()],
-        "spread_ms": [(max(times) - min(times)) * 1000 for times in arrivals.values()],
+        "latencies": [ms for a in answers for ms in a["latencies"]],
+        "superseded": sum(a["superseded"] for a in answers),
+        "list_bytes": list_bytes,
+        "first_ms": [(firsts[k] - at[k]) * 1000 for k in pushed],
+        "spread_ms": [(lasts[k] - firsts[k]) * 1000 for k in pushed],
         "rss_mb": rss,
         "setup_ms": setup,
         "setup_per_s": len(setup) / span,
@@ -452,11 +479,13 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
                 wire, api = await joins(http, relay, mem, cid, owner, plan)
         finally:
             relay.stop()
-        # A relay of its own: its RSS is that of the many connections alone.
-        relay = RelayUnderTest(url, key, cid, free_port(), out / "wire-relay-many.log")
+        # A relay of its own (its RSS is that of the many connections alone), and a community
+        # of its own: its lists are those of the run alone (1 to many_pushes + 1 members).
+        many_cid = mem.create_community("many.bench.example.org", owner).details["community_id"]
+        relay = RelayUnderTest(url, key, many_cid, free_port(), out / "wire-relay-many.log")
         try:
             log(f"{plan.many} subscribers on lean client processes, {plan.many_pushes} lists")
-            many = await many_subscribers(relay, mem, cid, plan)
+            many = await many_subscribers(relay, mem, many_cid, plan)
         finally:
             relay.stop()
     push_s, wire_s, api_s = summary(push), summary(wire), summary(api)
@@ -473,6 +502,9 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
             f"push_first_ms_{plan.many}": summary(many["first_ms"]),
             f"push_spread_ms_{plan.many}": summary(many["spread_ms"]),
             f"rss_mb_{plan.many}_connections": many["rss_mb"],
+            # (list, subscriber) pairs that got a later list first (the relay pushes the live one).
+            f"push_superseded_{plan.many}": many["superseded"],
+            "many_list_bytes": many["list_bytes"],
             f"setup_ms_{plan.many}": summary(many["setup_ms"]),
             f"setup_per_s_{plan.many}": many["setup_per_s"],
         },

@@ -6,6 +6,7 @@ key from BUZZ_RELAY_SECRET_KEY or --key-file, never from an argument value.
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .management import MAX_INVITE_USES, TTL_SECONDS
 from .moderation import IPNetwork, parse_network
 from .server import RelayConfig, run
+from .workers import LOG_FORMAT, address_in_use, raise_open_files, supervise
 
 __all__ = ["main"]
 
@@ -140,6 +142,20 @@ def _limit_option(name: str, help_text: str):
     help="A reverse proxy (address or CIDR network; repeat, or separate by commas) whose"
     " X-Forwarded-For names the client: blocks and per-address bounds apply to that.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=1,
+    show_default=True,
+    help="Worker processes sharing the port (SO_REUSEPORT), kept running by this one;"
+    " 1: this process serves.",
+)
+@click.option(
+    "--reuse-port",
+    is_flag=True,
+    help="Share the port with other buzz-relay processes started with it (a rolling"
+    " restart); without it, a port in use is an error.",
+)
 @click.option("--log-level", default="info", show_default=True)
 def main(
     listen: str,
@@ -152,6 +168,8 @@ def main(
     claim_max_uses: int,
     claim_ttl: int,
     trusted_proxies: tuple[IPNetwork, ...],
+    workers: int,
+    reuse_port: bool,
     log_level: str,
     **limits: int,
 ) -> None:
@@ -163,14 +181,16 @@ def main(
         buzz-relay --listen 0.0.0.0:7447
       buzz-relay --community relay.example.org --key-file /etc/buzz/relay.key
       buzz-relay --upstream ws://127.0.0.1:7777     # a members-only strfry/khatru
+      buzz-relay --workers 4                        # four processes on one port
+
+    SIGTERM closes every connection cleanly (NOTICE, CLOSED, close 1001) after the writes
+    under way have answered, and exits 0 within 15 s.
     """
     host, port = _listen(listen)
     if upstream is not None and not upstream.startswith(("ws://", "wss://")):
         click.echo("buzz-relay: --upstream must be a ws:// or wss:// URL", err=True)
         sys.exit(2)
-    logging.basicConfig(
-        level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
     try:
         key = load_key(key_file)
         url = database_url()
@@ -190,5 +210,20 @@ def main(
         claim_ttl_seconds=claim_ttl,
         trusted_proxies=trusted_proxies,
     )
-    logging.getLogger("buzz_relay").info("buzz-relay %s listening on %s:%d", key.npub, host, port)
-    run(config, host, port)
+    log = logging.getLogger("buzz_relay")
+    raise_open_files(pool_size, limits["max_connections_per_ip"])
+    log.info("buzz-relay %s listening on %s:%d", key.npub, host, port)
+    in_use = f"buzz-relay: {host}:{port} is in use (--reuse-port shares it on purpose)"
+    if workers == 1:
+        try:
+            run(config, host, port, reuse_port=reuse_port)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            click.echo(in_use, err=True)
+            sys.exit(1)
+        return
+    if not reuse_port and address_in_use(host, port):
+        click.echo(in_use, err=True)
+        sys.exit(1)
+    sys.exit(supervise(workers, lambda n: run(config, host, port, reuse_port=True, worker=n)))

@@ -56,6 +56,7 @@ log = logging.getLogger("buzz_relay")
 OWN_READ_KINDS = frozenset((SERVED_KINDS - {KIND_DELETION}) | {KIND_INVITE})
 OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST})
 CONNECT_TIMEOUT_SECONDS = 10.0
+MAX_AWAITING_OK = 1000
 
 
 class Upstream:
@@ -145,6 +146,8 @@ class Gate:
         self._upstream = Upstream(http, upstream_url, self._from_upstream, self._upstream_lost)
         self._upstream_subscriptions: set[str] = set()
         self._member: bool | None = None  # of the AUTHed pubkey; None: ask the database
+        # EVENTs forwarded upstream and not yet answered with their OK (the newest, bounded).
+        self._awaiting_ok: dict[str, None] = {}
 
     # ------------------------------------------------------------------ from the client
 
@@ -226,8 +229,14 @@ class Gate:
         refused = rules.kind_refused(kind) if type(kind) is int else None
         if refused is not None:
             return [relay_message("OK", event_id, False, refused)]
+        self._awaiting_ok[event_id] = None
+        if len(self._awaiting_ok) > MAX_AWAITING_OK:
+            del self._awaiting_ok[next(iter(self._awaiting_ok))]
         if not await self._upstream.send(text):
-            return [relay_message("OK", event_id, False, "error: the upstream relay is unavailable")]
+            self._awaiting_ok.pop(event_id, None)
+            return [
+                relay_message("OK", event_id, False, "error: the upstream relay is unavailable")
+            ]
         return []
 
     async def _read(self, text: str, verb: str, sub_id: str) -> list[str]:
@@ -251,6 +260,9 @@ class Gate:
                 self._upstream_subscriptions.discard(json.loads(text)[1])
         elif text.startswith('["EVENT"') and self._banned(text):
             return
+        elif text.startswith('["OK"') and self._awaiting_ok:
+            with contextlib.suppress(ValueError, IndexError, TypeError):
+                self._awaiting_ok.pop(json.loads(text)[1], None)
         self._send([text])
 
     def _banned(self, text: str) -> bool:
@@ -272,6 +284,7 @@ class Gate:
             for s in sorted(self._upstream_subscriptions)
         ]
         self._upstream_subscriptions.clear()
+        self._awaiting_ok.clear()
         self._send([*closed, relay_message("NOTICE", "error: the upstream relay went away")])
 
     def deliver(self, events: Iterable[WireEvent]) -> list[str]:
@@ -305,3 +318,12 @@ class Gate:
 
     async def close(self) -> None:
         await self._upstream.close()
+
+    def subscription_ids(self) -> list[str]:
+        """The connection's open subscriptions: the session's and the upstream's."""
+        return [*self.session.subscription_ids(), *sorted(self._upstream_subscriptions)]
+
+    async def upstream_answered(self) -> None:
+        """Return once every EVENT forwarded upstream has had its OK (or the upstream went)."""
+        while self._awaiting_ok:
+            await asyncio.sleep(0.02)

@@ -19,10 +19,16 @@ class RelayMetrics(Observer):
         self.registry = CollectorRegistry()
         r = self.registry
         self.connections = Gauge(
-            "buzz_relay_connections", "Open websocket connections.", registry=r
+            "buzz_relay_connections",
+            "Open websocket connections.",
+            registry=r,
+            multiprocess_mode="livesum",  # with --workers: the live workers' sum
         )
         self.subscriptions = Gauge(
-            "buzz_relay_subscriptions", "Open subscriptions over all connections.", registry=r
+            "buzz_relay_subscriptions",
+            "Open subscriptions over all connections.",
+            registry=r,
+            multiprocess_mode="livesum",
         )
         self.subscriptions.set_function(subscriptions)
         self.events_pushed = Counter(
@@ -51,8 +57,9 @@ class RelayMetrics(Observer):
         )
         self.listener_connected = Gauge(
             "buzz_relay_listener_connected",
-            "1 while the LISTEN connection is up.",
+            "1 while the LISTEN connection is up (with --workers: every worker's).",
             registry=r,
+            multiprocess_mode="livemin",
         )
         self.listener_reconnects = Counter(
             "buzz_relay_listener_reconnects",

@@ -610,6 +610,10 @@ class RelaySession:
         self._observer.write(kind, outcome, time.perf_counter() - started)
         return outcome
 
+    def subscription_ids(self) -> list[str]:
+        """The ids of the connection's open subscriptions."""
+        return list(self._subscriptions)
+
 
 _REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")

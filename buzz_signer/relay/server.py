@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import time
 import uuid
 from collections import Counter
@@ -19,7 +20,8 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import aiohttp
-from aiohttp import WSMsgType, web
+from aiohttp import web
+from prometheus_client import CollectorRegistry, generate_latest, multiprocess, values
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from ..errors import BuzzError
@@ -27,6 +29,7 @@ from ..keys import RelayKey
 from ..membership import CommunityProfile
 from ..signer import Signer
 from .backend import DatabaseBackend
+from .connection import Connection
 from .gate import Gate
 from .hub import Hub
 from .limits import DEFAULT_LIMITS, Limits
@@ -59,6 +62,16 @@ HARD_FRAME_LIMIT = 16 * 1024 * 1024
 # How long a Host -> community look-up is trusted (communities are rarely created or moved).
 HOST_CACHE_SECONDS = 10.0
 SUPPORTED_NIPS = [1, 11, 42, 43, 70, 86]
+# A restart (SIGTERM): the messages being handled get this long to answer; every connection
+# is closed within DRAIN_SECONDS, the handlers still running are cancelled HANDLERS_SECONDS
+# later, and the process exits within SHUTDOWN_SECONDS (docs/relay.md, "Several processes").
+WRITES_SECONDS = 10.0
+DRAIN_SECONDS = 12.0
+HANDLERS_SECONDS = 2.0
+SHUTDOWN_SECONDS = 15
+# With --workers, each worker sets the gauges the others' /metrics read this often.
+SHARED_GAUGE_SECONDS = 1.0
+WORKER_HEADER = "Buzz-Relay-Worker"
 CORS_HEADERS = {
     "Access-Control-Allow-Origin": "*",
     "Access-Control-Allow-Headers": "Accept, Authorization, Content-Type",
@@ -100,7 +113,10 @@ class _State:
     moderation: Moderation
     per_ip: Counter[str] = field(default_factory=Counter)
     hosts: dict[str, tuple[float, Community | None]] = field(default_factory=dict)
-    sockets: set[web.WebSocketResponse] = field(default_factory=set)
+    connections: set[Connection] = field(default_factory=set)
+    draining: bool = False  # from SIGTERM on: no new connection, no new message
+    # --workers: this worker's number (1..N) and metrics shared through PROMETHEUS_MULTIPROC_DIR.
+    worker: int | None = None
     # Each open websocket's community and client address: a block closes them (_close_blocked).
     clients: dict[web.WebSocketResponse, tuple[uuid.UUID, IPAddress | None]] = field(
         default_factory=dict
@@ -113,7 +129,7 @@ class _State:
 STATE = web.AppKey("buzz_relay_state", _State)
 
 
-def create_app(config: RelayConfig) -> web.Application:
+def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Application:
     app = web.Application(client_max_size=1024 * 1024)
     pool = AsyncConnectionPool(
         config.database_url,
@@ -151,6 +167,9 @@ def create_app(config: RelayConfig) -> web.Application:
         moderation=moderation,
     )
     moderation.on_reload = lambda: _close_blocked(app[STATE])
+    app[STATE].worker = worker
+    if worker is not None:
+        app.on_response_prepare.append(_name_worker)
     app[ASSETS] = Assets.load()
     app.router.add_get("/", root)
     app.router.add_get(ASSET_PREFIX + "{name}", asset)
@@ -159,7 +178,7 @@ def create_app(config: RelayConfig) -> web.Application:
     app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/healthz", healthz)
     app.on_startup.append(_start)
-    app.on_shutdown.append(_close_websockets)
+    app.on_shutdown.append(_drain)
     app.on_cleanup.append(_stop)
     return app
 
@@ -175,6 +194,8 @@ async def _start(app: web.Application) -> None:
     # Every community's moderation before the first request; the hub reloads it from then on.
     await state.moderation.load_all()
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
+    if state.worker is not None:
+        state.tasks.append(asyncio.create_task(_share_gauges(state), name="buzz-relay gauges"))
     if state.config.upstream is not None:
         state.http = aiohttp.ClientSession()
         await _upstream_document(state)
@@ -199,9 +220,47 @@ async def _close_as_blocked(ws: web.WebSocketResponse) -> None:
         await ws.close(code=1008, message=b"blocked")
 
 
-async def _close_websockets(app: web.Application) -> None:
-    for ws in list(app[STATE].sockets):
-        await ws.close(code=1001, message=b"relay shutting down")
+async def _name_worker(request: web.Request, response: web.StreamResponse) -> None:
+    response.headers[WORKER_HEADER] = str(request.app[STATE].worker)
+
+
+async def _share_gauges(state: _State) -> None:
+    """With --workers: the gauges that read this process's state when scraped (set_function)
+    are not seen by another worker's /metrics, which reads the shared files; so each worker
+    writes them there every second."""
+    metrics = state.metrics
+    while True:
+        metrics.subscriptions.set(sum(s.subscription_count for s in state.hub.sessions()))
+        metrics.listener_connected.set(float(state.hub.connected.is_set()))
+        await asyncio.sleep(SHARED_GAUGE_SECONDS)
+
+
+async def _drain(app: web.Application) -> None:
+    """A restart (SIGTERM or SIGINT): aiohttp has stopped accepting connections; each open
+    one answers what it is handling and is closed cleanly (connection.py), all at once."""
+    state = app[STATE]
+    state.draining = True
+    loop = asyncio.get_running_loop()
+    # A second signal (systemd's to every process of the unit, and the parent's) must not cut
+    # the drain short: aiohttp's handlers would raise in the middle of it.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signum, log.info, "restarting already; signal ignored")
+    connections = list(state.connections)
+    started = loop.time()
+    log.info("restarting: closing %d connections", len(connections))
+    if connections:
+        deadline = started + WRITES_SECONDS
+        tasks = [asyncio.create_task(c.drain(deadline, _upstream_ok(c))) for c in connections]
+        _, late = await asyncio.wait(tasks, timeout=DRAIN_SECONDS)
+        for task in late:
+            task.cancel()
+    log.info("restarting: %d connections closed in %.1f s", len(connections), loop.time() - started)
+
+
+def _upstream_ok(connection: Connection):
+    """Behind the gate, what waits for the OKs of the EVENTs forwarded upstream."""
+    return connection.handler.upstream_answered if isinstance(connection.handler, Gate) else None
 
 
 async def _stop(app: web.Application) -> None:
@@ -402,7 +461,12 @@ async def preflight(request: web.Request) -> web.Response:
 
 
 async def metrics_page(request: web.Request) -> web.Response:
-    body = request.app[STATE].metrics.exposition()
+    if request.app[STATE].worker is None:
+        body = request.app[STATE].metrics.exposition()
+    else:  # every worker's, summed (the files under PROMETHEUS_MULTIPROC_DIR)
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+        body = generate_latest(registry)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
 
@@ -418,6 +482,8 @@ async def healthz(request: web.Request) -> web.Response:
 async def websocket(request: web.Request, community: Community) -> web.WebSocketResponse:
     state = request.app[STATE]
     limits = state.config.limits
+    if state.draining:  # asked for as the restart began
+        raise web.HTTPServiceUnavailable(text="restarting: reconnect\n", headers=CORS_HEADERS)
     ws = web.WebSocketResponse(max_msg_size=HARD_FRAME_LIMIT, heartbeat=60, autoping=True)
     await ws.prepare(request)
     # Behind a trusted proxy, the client's own address: for the bound per address and the
@@ -432,7 +498,9 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         await ws.close(code=1008, message=b"too many connections")
         return ws
     state.per_ip[address] += 1
-    state.sockets.add(ws)
+    connection = Connection(ws, max_queued=limits.max_queued_messages, transport=request.transport)
+    send = connection.send
+    state.connections.add(connection)
     state.clients[ws] = (community.id, client)
     if state.moderation.rules(community.id).blocks(client):  # blocked while it opened
         _close_blocked(state)
@@ -446,23 +514,6 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         address=address,
         observer=state.metrics,
     )
-    outbox: asyncio.Queue[str] = asyncio.Queue()
-
-    def send(messages: list[str]) -> None:
-        if outbox.qsize() + len(messages) > limits.max_queued_messages:
-            log.info("closing a connection that does not read its messages")
-            writer.cancel()
-            asyncio.ensure_future(ws.close(code=1008, message=b"too slow"))
-            return
-        for message in messages:
-            outbox.put_nowait(message)
-
-    async def write() -> None:
-        with contextlib.suppress(ConnectionError, RuntimeError):  # the client went away
-            while True:
-                await ws.send_str(await outbox.get())
-
-    writer = asyncio.create_task(write())
     # Behind the gate, the gate answers (and forwards) and takes the live events.
     handler: RelaySession | Gate = session
     if state.http is not None and state.config.upstream is not None:
@@ -474,24 +525,14 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
             read_anyone=state.config.read_anyone,
             rules=lambda: state.moderation.rules(community.id),
         )
-    state.hub.register(handler, send)
+    state.hub.register(handler, connection.outbox)
     try:
-        send(session.greeting())
-        async for msg in ws:
-            if msg.type == WSMsgType.TEXT:
-                send(await handler.handle(msg.data))
-            elif msg.type == WSMsgType.BINARY:
-                send(await handler.handle(msg.data.decode("utf-8", "replace")))
-            elif msg.type == WSMsgType.ERROR:
-                break
+        await connection.serve(handler, session.greeting())
     finally:
         state.hub.unregister(handler)
         if isinstance(handler, Gate):
             await handler.close()
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-            await writer
-        state.sockets.discard(ws)
+        state.connections.discard(connection)
         state.clients.pop(ws, None)
         state.metrics.connections.dec()
         state.per_ip[address] -= 1
@@ -500,6 +541,31 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
     return ws
 
 
-def run(config: RelayConfig, host: str, port: int) -> None:
-    """Serve until interrupted (SIGINT/SIGTERM close connections and the pool)."""
-    web.run_app(create_app(config), host=host, port=port, print=None, access_log=None)
+def run(
+    config: RelayConfig,
+    host: str,
+    port: int,
+    *,
+    reuse_port: bool = False,
+    worker: int | None = None,
+) -> None:
+    """Serve until SIGTERM or SIGINT, then close every connection cleanly (`_drain`), stop
+    the listening and the pool, and return.
+
+    `reuse_port`: bind with SO_REUSEPORT, sharing the port with other processes that do.
+    `worker`: this process is worker number `worker` of `buzz-relay --workers` (workers.py),
+    whose metrics are shared through PROMETHEUS_MULTIPROC_DIR.
+    """
+    if worker is not None:
+        # Chosen before the first metric is made: prometheus_client reads the variable once,
+        # at import, and the parent imported it before the directory existed.
+        values.ValueClass = values.get_value_class()
+    web.run_app(
+        create_app(config, worker=worker),
+        host=host,
+        port=port,
+        reuse_port=reuse_port or None,
+        shutdown_timeout=HANDLERS_SECONDS,
+        print=None,
+        access_log=None,
+    )

@@ -197,7 +197,9 @@ async def _start(app: web.Application) -> None:
     if state.worker is not None:
         state.tasks.append(asyncio.create_task(_share_gauges(state), name="buzz-relay gauges"))
     if state.config.upstream is not None:
-        state.http = aiohttp.ClientSession()
+        # One upstream websocket per client connection, each held open: no bound on them
+        # (aiohttp's default of 100 would stall every client past the hundredth).
+        state.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
         await _upstream_document(state)
     if state.config.community is not None:
         community = await state.backend.community(state.config.community)

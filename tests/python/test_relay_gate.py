@@ -703,6 +703,28 @@ def test_the_upstream_killed_and_restarted_mid_session(gate: Gated) -> None:
     asyncio.run(scenario())
 
 
+def test_more_than_a_hundred_connections_reach_the_upstream_at_once(open_gate) -> None:
+    """Each client connection holds its own upstream websocket: the 101st must get one too."""
+    g = open_gate("--read", "anyone", "--max-connections-per-ip", "200")
+    n = 110
+
+    async def scenario() -> None:
+        connector = aiohttp.TCPConnector(limit=0)
+        async with aiohttp.ClientSession(connector=connector) as web:
+            socks = [await web.ws_connect(g.url) for _ in range(n)]
+            for i, ws in enumerate(socks):
+                await ws.receive(timeout=5)  # the AUTH challenge
+                await ws.send_json(["REQ", f"r{i}", {"kinds": [1], "limit": 1}])
+            for i, ws in enumerate(socks):
+                while (msg := json.loads((await ws.receive(timeout=10)).data))[0] != "EOSE":
+                    assert msg[0] == "EVENT", msg
+                assert msg == ["EOSE", f"r{i}"]
+            for ws in socks:
+                await ws.close()
+
+    asyncio.run(scenario())
+
+
 # ------------------------------------------------------------------------------ 7. NIP-11
 
 

@@ -21,8 +21,10 @@ from relay_fixtures import Person
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
+from buzz_signer.relay.backend import DatabaseBackend
 from buzz_signer.relay.filters import WireEvent
 from buzz_signer.relay.limits import FAILED_CLAIM_SECONDS, Limits
+from buzz_signer.relay.protocol import MAX_STORED_READS
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -198,6 +200,33 @@ def test_subscriptions_are_bounded_replaced_and_closed(db_url, key, world):
     assert over[0][:2] == ["CLOSED", "s3"] and over[0][2].startswith("rate-limited:")
     assert replaced[-1] == ["EOSE", "s0"] and count == 3
     assert after_close[-1] == ["EOSE", "s4"]
+
+
+def test_reqs_at_once_read_a_bounded_number_at_a_time(db_url, key, world, reader):
+    """Thousands of clients subscribing at once (after a restart) wait for their stored
+    events behind MAX_STORED_READS reads, not each in the pool's own queue; all are answered."""
+    n = 3 * MAX_STORED_READS
+    reads = {"now": 0, "most": 0}
+
+    class Counting(DatabaseBackend):
+        async def live_list(self, community):
+            reads["now"] += 1
+            reads["most"] = max(reads["most"], reads["now"])
+            try:
+                return await super().live_list(community)
+            finally:
+                reads["now"] -= 1
+
+    async def main():
+        async with backend_on(db_url, key) as backend:
+            counting = Counting(backend.pool, key)
+            clients = [session(counting, key, world.cid, world.host) for _ in range(n)]
+            return await asyncio.gather(*(c.send("REQ", "s", {"kinds": [13534]}) for c in clients))
+
+    answers = asyncio.run(main())
+    live = reader.member_list(world.cid)
+    assert all(a == [["EVENT", "s", live], ["EOSE", "s"]] for a in answers)
+    assert reads["most"] == MAX_STORED_READS
 
 
 # ------------------------------------------------------------------ AUTH

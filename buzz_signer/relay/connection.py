@@ -54,6 +54,8 @@ class Handler(Protocol):
 class Connection:
     """The websocket of one client and the handler of its messages."""
 
+    __slots__ = ("_busy", "_idle", "draining", "handler", "outbox", "ws")
+
     def __init__(
         self,
         ws: web.WebSocketResponse,
@@ -65,8 +67,10 @@ class Connection:
         self.handler: Handler | None = None
         # Messages to send (outbound.py); the hub pushes committed events through it too.
         self.outbox = Outbox(ws, transport, max_queued)
-        self._idle = asyncio.Event()  # set while no message of the client is being handled
-        self._idle.set()
+        self._busy = False  # while a message of the client is being handled
+        # What a drain waits on while a message is being handled; made only then (an
+        # asyncio.Event for every connection would be 1 kB each).
+        self._idle: asyncio.Future[None] | None = None
         self.draining = False
 
     def send(self, messages: list[str]) -> None:
@@ -88,14 +92,22 @@ class Connection:
                 if self.draining:
                     self.send(_refused(text))
                     continue
-                self._idle.clear()
+                self._busy = True
                 try:
                     self.send(await handler.handle(text))
                 finally:
-                    self._idle.set()
+                    self._done()
         finally:
-            self._idle.set()
+            self._done()
             await self.outbox.close()
+
+    def _done(self) -> None:
+        self._busy = False
+        idle = self._idle
+        if idle is not None:
+            self._idle = None
+            if not idle.done():
+                idle.set_result(None)
 
     async def drain(
         self,
@@ -107,8 +119,13 @@ class Connection:
         when the EVENTs forwarded upstream (behind the gate) have their OK."""
         self.draining = True
         loop = asyncio.get_running_loop()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), max(0.0, writes_deadline - loop.time()))
+        if self._busy:
+            if self._idle is None:
+                self._idle = loop.create_future()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    asyncio.shield(self._idle), max(0.0, writes_deadline - loop.time())
+                )
         left = writes_deadline - loop.time()
         if upstream_ok is not None and left > 0:
             with contextlib.suppress(TimeoutError):

@@ -5,7 +5,6 @@ one connection counts (SlidingWindow)."""
 from __future__ import annotations
 
 import time
-from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -79,20 +78,26 @@ class SlidingWindow:
     """At most `count` events per key within the last `seconds`, in this process's memory:
     for what one connection counts (its AUTH attempts)."""
 
+    __slots__ = ("_clock", "_count", "_hits", "_seconds")
+
     def __init__(
         self, count: int, seconds: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self._count = count
         self._seconds = seconds
         self._clock = clock
-        self._hits: dict[Hashable, deque[float]] = {}
+        # Per key, the times counted, oldest first: at most `count` of them (a list; a deque
+        # is 760 bytes even when it holds two).
+        self._hits: dict[Hashable, list[float]] = {}
 
     def allow(self, key: Hashable) -> bool:
         """Count one event for `key` if it is within the limit; False (not counted) if not."""
         now = self._clock()
-        hits = self._hits.setdefault(key, deque())
-        while hits and hits[0] <= now - self._seconds:
-            hits.popleft()
+        hits = self._hits.setdefault(key, [])
+        expired = 0
+        while expired < len(hits) and hits[expired] <= now - self._seconds:
+            expired += 1
+        del hits[:expired]
         if len(hits) >= self._count:
             return False
         hits.append(now)

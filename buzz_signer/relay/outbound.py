@@ -53,6 +53,8 @@ class Frame:
 class Outbox:
     """The messages on their way to one websocket, in order."""
 
+    __slots__ = ("_closed", "_limit", "_queue", "_transport", "_writer", "_ws")
+
     def __init__(self, ws: web.WebSocketResponse, transport: asyncio.Transport | None, limit: int):
         self._ws = ws
         self._transport = transport

@@ -190,6 +190,7 @@ class _Subscription:
     """One open REQ: its filters, and what it has been sent (to send nothing twice)."""
 
     RECENT = 256
+    __slots__ = ("_sent", "filters", "pending")
 
     def __init__(self, filters: Sequence[Filter]) -> None:
         self.filters = tuple(filters)
@@ -222,6 +223,21 @@ class _Refused(Exception):
 class RelaySession:
     """The protocol state of one client connection (see the module docstring)."""
 
+    __slots__ = (
+        "_address",
+        "_auths",
+        "_backend",
+        "_clock",
+        "_hosts",
+        "_limits",
+        "_observer",
+        "_signer",
+        "_subscriptions",
+        "challenge",
+        "community",
+        "pubkey",
+    )
+
     def __init__(
         self,
         community: Community,
@@ -238,23 +254,28 @@ class RelaySession:
         self._backend = backend
         self._signer = signer
         self._limits = limits
-        # Invites minted per minter, and failed claims per pubkey and per address: counted
-        # in the database, across every connection of every relay process (SPEC section 9).
-        self._invites = SharedWindow(backend, "invite", limits.invites_per_hour, 3600)
         self._address = address  # the client's
-        self._failed_claims = SharedWindow(
-            backend, "failed_claim", limits.max_failed_claims, FAILED_CLAIM_SECONDS
-        )
-        self._auths = SlidingWindow(limits.auth_per_minute, 60)
+        # AUTH attempts: made at the first (most connections never send one).
+        self._auths: SlidingWindow | None = None
         self._observer = observer or Observer()
         self._clock = clock
         # The relay tag of an AUTH may name the community's host or the one the client used.
-        self._hosts = frozenset(
-            h for h in (community.host, normalize_host(request_host or "")) if h
-        )
+        self._hosts = tuple(h for h in (community.host, normalize_host(request_host or "")) if h)
         self.challenge = secrets.token_hex(16)
         self.pubkey: str | None = None  # set by a successful AUTH
         self._subscriptions: dict[str, _Subscription] = {}
+
+    # Invites minted per minter, and failed claims per pubkey and per address: counted in the
+    # database, across every connection of every relay process (SPEC section 9).
+    @property
+    def _invites(self) -> SharedWindow:
+        return SharedWindow(self._backend, "invite", self._limits.invites_per_hour, 3600)
+
+    @property
+    def _failed_claims(self) -> SharedWindow:
+        return SharedWindow(
+            self._backend, "failed_claim", self._limits.max_failed_claims, FAILED_CLAIM_SECONDS
+        )
 
     # ------------------------------------------------------------------ the wire
 
@@ -501,6 +522,8 @@ class RelaySession:
         return [relay_message("OK", event["id"], True, "")]
 
     def _check_auth(self, event: dict[str, Any]) -> None:
+        if self._auths is None:
+            self._auths = SlidingWindow(self._limits.auth_per_minute, 60)
         if not self._auths.allow(None):
             raise _Refused("rate-limited: too many AUTH attempts; wait a minute", "rate_limited")
         if not verify_event(event):

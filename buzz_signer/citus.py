@@ -42,7 +42,7 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
-from buzz_signer.migrate import CITUS_DIR, apply_function_files, split_statements
+from .sqlfiles import CITUS_DIR, apply_function_files, split_statements
 
 __all__ = ["WORKER_WRITES", "copy_scratch_tables", "distribute"]
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -29,8 +29,7 @@ from buzz_signer.localdb import LocalCluster, url_with_dbname
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
 
-if TYPE_CHECKING:
-    from .wal import WalDump
+from .waldump import WalDump
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO / "bench" / "out"

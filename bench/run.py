@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 from . import batch, cpu, latency, profile, report, roles, throughput, verify, wal
 from .common import FULL, QUICK, Bench, Plan, database_options, drop, fresh_database, log
+from .waldump import WalDump
 
 DEFAULT_DB = "buzz_bench"
 
@@ -47,7 +48,7 @@ def run(b: Bench) -> None:
     # Statistics as autovacuum would leave them: the plans of the functions' queries
     # depend on them (how many members a community has, on average).
     b.su.execute("ANALYZE")
-    b.waldump = wal.WalDump.for_database(b.su)
+    b.waldump = WalDump.for_database(b.su)
     for _ in range(20):
         b.baseline_once()
     for i, size in enumerate(p.sizes):

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,20 +142,6 @@ async def publish_all(ws: Any, notes: list[dict[str, Any]], times: list[float]) 
         times.append((time.perf_counter() - t0) * 1000)
         if not ok[2]:
             raise RuntimeError(f"a note was refused: {ok}")
-
-
-@contextlib.contextmanager
-def python_path(tree: Path) -> Iterator[None]:
-    """Processes started meanwhile import buzz_signer from `tree`."""
-    before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = str(tree.resolve())
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
 
 
 def cpu_ticks(pid: int) -> int:
@@ -291,11 +276,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         gates = {"gate": (relay.url, relay.proc.pid)}
         if args.against is not None:
-            with python_path(args.against):
-                against = RelayUnderTest(
-                    url, key, cid, free_port(), args.out / "gate-against-relay.log",
-                    "--upstream", upstream_url,
-                )  # fmt: skip
+            against = RelayUnderTest(
+                url, key, cid, free_port(), args.out / "gate-against-relay.log",
+                "--upstream", upstream_url, tree=args.against,
+            )  # fmt: skip
             gates["against"] = (against.url, against.proc.pid)
         log(
             f"{n} publishes and REQs through the gate and straight to the upstream, in turns",

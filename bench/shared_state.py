@@ -22,10 +22,8 @@ import base64
 import hashlib
 import json
 import os
-import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,39 +38,9 @@ from buzz_signer.migrate import upgrade
 
 from .common import DEFAULT_OUT, drop, log, recreate
 from .compare import checkout, migrate_from
-from .wire import free_port, signed, summary
+from .wire import RelayUnderTest, free_port, signed, summary
 
 BEFORE = "d295104"  # the guard and the rates in each process's memory
-
-
-class Relay:
-    """A buzz-relay process: this checkout's, or the tree's at `tree`."""
-
-    def __init__(self, url: str, key: RelayKey, cid: Any, log_path: Path, tree: Path | None):
-        self.port = free_port()
-        env = os.environ | {"DATABASE_URL": url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()}
-        if tree is not None:
-            env["PYTHONPATH"] = str(tree)
-        flags = ["--listen", f"127.0.0.1:{self.port}", "--community", str(cid),
-                 "--max-failed-claims", "1000", "--log-level", "warning"]  # fmt: skip
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from buzz_signer.relay.cli import main; main()", *flags],
-            env=env, cwd=tree or Path.cwd(), stdout=log_path.open("wb"),
-            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2)
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.proc.poll() is not None:
-                    raise RuntimeError(f"buzz-relay did not start: {log_path.read_text()}") from None
-                time.sleep(0.05)
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(30)
 
 
 def community(url: str, key: RelayKey, owner: str) -> Any:
@@ -80,7 +48,9 @@ def community(url: str, key: RelayKey, owner: str) -> Any:
         return mem.create_community("bench.example.org", owner).details["community_id"]
 
 
-async def nip86_call(http: aiohttp.ClientSession, relay: Relay, owner: PrivateKey) -> float:
+async def nip86_call(
+    http: aiohttp.ClientSession, relay: RelayUnderTest, owner: PrivateKey
+) -> float:
     """One allowpubkey of a new pubkey, authorized by NIP-98: seconds to its answer."""
     new = PrivateKey().public_key_xonly.format().hex()
     body = json.dumps({"method": "allowpubkey", "params": [new, "bench"]}).encode()
@@ -89,7 +59,7 @@ async def nip86_call(http: aiohttp.ClientSession, relay: Relay, owner: PrivateKe
     auth = "Nostr " + base64.b64encode(json.dumps(signed(owner, 27235, tags)).encode()).decode()
     headers = {"Content-Type": "application/nostr+json+rpc", "Authorization": auth}
     started = time.perf_counter()
-    async with http.post(f"http://127.0.0.1:{relay.port}/", data=body, headers=headers) as resp:
+    async with http.post(relay.http_url, data=body, headers=headers) as resp:
         answer = await resp.json(content_type=None)
     took = time.perf_counter() - started
     if answer != {"result": True}:
@@ -112,12 +82,14 @@ async def failed_claim(ws: aiohttp.ClientWebSocketResponse) -> float:
     return took
 
 
-async def measure(relays: dict[str, Relay], owner: PrivateKey, calls: int) -> dict[str, Any]:
+async def measure(
+    relays: dict[str, RelayUnderTest], owner: PrivateKey, calls: int
+) -> dict[str, Any]:
     times: dict[str, dict[str, list[float]]] = {v: {"nip86": [], "claim": []} for v in relays}
     async with aiohttp.ClientSession() as http:
         sockets = {}
         for version, relay in relays.items():
-            sockets[version] = await http.ws_connect(f"ws://127.0.0.1:{relay.port}")
+            sockets[version] = await http.ws_connect(relay.url)
             await sockets[version].receive(timeout=10)  # the AUTH challenge
         for _ in range(calls):  # alternating, so that the machine's load falls on both
             for version, relay in relays.items():
@@ -146,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     key, owner = RelayKey.generate(), PrivateKey()
     owner_pubkey = owner.public_key_xonly.format().hex()
     args.out.mkdir(parents=True, exist_ok=True)
-    relays: dict[str, Relay] = {}
+    relays: dict[str, RelayUnderTest] = {}
     with checkout(args.rev) as tree:
         dbnames = {"this": "buzz_bench_shared", args.rev: "buzz_bench_shared_before"}
         urls = {version: recreate(admin_url, name) for version, name in dbnames.items()}
@@ -155,8 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             migrate_from(tree, urls[args.rev])
             for version, url in urls.items():
                 cid = community(url, key, owner_pubkey)
-                log_path = args.out / f"shared_state-{'this' if version == 'this' else 'before'}.log"
-                relays[version] = Relay(url, key, cid, log_path, None if version == "this" else tree)
+                log_path = (
+                    args.out / f"shared_state-{'this' if version == 'this' else 'before'}.log"
+                )
+                relays[version] = RelayUnderTest(
+                    url, key, cid, free_port(), log_path, "--max-failed-claims", "1000",
+                    tree=None if version == "this" else tree,
+                )  # fmt: skip
             results = asyncio.run(measure(relays, owner, calls))
         finally:
             for relay in relays.values():

@@ -129,6 +129,9 @@ def rss_mb(pid: int) -> float:
 
 
 class RelayUnderTest:
+    """A buzz-relay process serving community `cid`; `tree`: another checkout's buzz_signer
+    (a revision to compare with), imported first by way of PYTHONPATH."""
+
     def __init__(
         self,
         url: str,
@@ -137,8 +140,11 @@ class RelayUnderTest:
         port: int,
         log_path: Path,
         *flags: str,
+        tree: Path | None = None,
     ) -> None:
         env = os.environ | {"DATABASE_URL": url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()}
+        if tree is not None:
+            env["PYTHONPATH"] = str(tree.resolve())
         relay = Path(sys.executable).with_name("buzz-relay")
         self.proc = subprocess.Popen(
             [str(relay), "--listen", f"127.0.0.1:{port}", "--community", str(cid),
@@ -147,6 +153,7 @@ class RelayUnderTest:
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
         self.url = f"ws://127.0.0.1:{port}"
+        self.http_url = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + 30
         while True:
             try:

@@ -34,10 +34,8 @@ BEGIN
     WHERE r.scope = p_scope AND r.key = ANY (v_keys)
     ORDER BY r.key
     FOR UPDATE;
-    IF EXISTS (SELECT FROM buzz_private.rate_windows r
-               WHERE r.scope = p_scope AND r.key = ANY (v_keys)
-                 AND (SELECT pg_catalog.count(*) FROM pg_catalog.unnest(r.hits) h
-                      WHERE h > v_since) >= p_limit) THEN
+    -- A statement of its own, so it reads the rows as the locks above found them.
+    IF buzz.rate_reached(p_scope, v_keys, p_limit, p_seconds) THEN
         RETURN false;
     END IF;
     UPDATE buzz_private.rate_windows r

@@ -36,6 +36,7 @@ __all__ = [
     "function_files",
     "is_citus",
     "run_sql",
+    "run_statements",
     "split_statements",
     "upgrade",
 ]
@@ -55,6 +56,14 @@ def run_sql(sql: str) -> None:
     from alembic import op
 
     op.get_bind().connection.driver_connection.execute(sql)
+
+
+def run_statements(script: str) -> None:
+    """run_sql, one statement of `script` at a time: on a cluster Citus sends the workers a
+    statement on a distributed object as the command it came in, and a worker refuses several
+    commands in one."""
+    for statement in split_statements(script):
+        run_sql(statement)
 
 
 def apply_functions(conn: psycopg.Connection) -> None:

@@ -23,7 +23,7 @@ Revises: 0007
 Create Date: 2026-12-02
 """
 
-from buzz_signer.migrate import run_sql, split_statements
+from buzz_signer.migrate import run_statements
 
 revision = "0008"
 down_revision = "0007"
@@ -31,16 +31,8 @@ branch_labels = None
 depends_on = None
 
 
-def run_each(script: str) -> None:
-    """One statement at a time: on a cluster Citus sends the workers a statement on a
-    distributed function (buzz_node.remove_relay_member) as the command it came in, and a
-    worker refuses several commands in one."""
-    for statement in split_statements(script):
-        run_sql(statement)
-
-
 def upgrade() -> None:
-    run_each(r"""
+    run_statements(r"""
 DO $$
 BEGIN
     IF NOT EXISTS (SELECT FROM pg_catalog.pg_roles WHERE rolname = 'buzz_key_admin') THEN
@@ -82,7 +74,7 @@ def downgrade() -> None:
     # Revision 0007's function files create remove_relay_member(uuid, text) and the functions
     # changed here as they were. buzz_key_admin stays, as every role does (roles are shared by
     # the databases of the cluster): only this database's grants to it go.
-    run_each("""
+    run_statements("""
 DO $$
 BEGIN
     IF to_regprocedure('buzz.rotate_relay_key(text, integer)') IS NOT NULL THEN

@@ -21,7 +21,7 @@ Revises: 0008
 Create Date: 2026-12-02
 """
 
-from buzz_signer.migrate import run_sql, split_statements
+from buzz_signer.migrate import run_statements
 
 revision = "0009"
 down_revision = "0008"
@@ -29,14 +29,8 @@ branch_labels = None
 depends_on = None
 
 
-def run_each(script: str) -> None:
-    """One statement at a time, as a Citus coordinator needs (see 0008)."""
-    for statement in split_statements(script):
-        run_sql(statement)
-
-
 def upgrade() -> None:
-    run_each(r"""
+    run_statements(r"""
 CREATE TABLE buzz_private.banned_events (
     community_id uuid NOT NULL REFERENCES buzz_private.communities ON DELETE CASCADE,
     event_id buzz_private.hex_key NOT NULL,
@@ -85,7 +79,7 @@ REVOKE ALL ON TABLE buzz_private.method_assignments FROM PUBLIC;
 
 
 def downgrade() -> None:
-    run_each("""
+    run_statements("""
 DROP FUNCTION IF EXISTS buzz.ban_event(uuid, text, text, text);
 DROP FUNCTION IF EXISTS buzz.unban_event(uuid, text);
 DROP FUNCTION IF EXISTS buzz.banned_events(uuid);

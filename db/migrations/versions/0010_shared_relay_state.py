@@ -19,7 +19,7 @@ Revises: 0009
 Create Date: 2026-12-02
 """
 
-from buzz_signer.migrate import run_sql, split_statements
+from buzz_signer.migrate import run_statements
 
 revision = "0010"
 down_revision = "0009"
@@ -27,14 +27,8 @@ branch_labels = None
 depends_on = None
 
 
-def run_each(script: str) -> None:
-    """One statement at a time, as a Citus coordinator needs (see 0008)."""
-    for statement in split_statements(script):
-        run_sql(statement)
-
-
 def upgrade() -> None:
-    run_each(r"""
+    run_statements(r"""
 CREATE TABLE buzz_private.accepted_auth_events (
     event_id buzz_private.hex_key PRIMARY KEY,
     expires_at timestamptz NOT NULL
@@ -58,7 +52,7 @@ REVOKE ALL ON TABLE buzz_private.rate_windows FROM PUBLIC;
 
 
 def downgrade() -> None:
-    run_each("""
+    run_statements("""
 DROP FUNCTION IF EXISTS buzz.accept_auth_event(text, timestamptz);
 DROP FUNCTION IF EXISTS buzz.take_rate(text, text[], integer, integer);
 DROP FUNCTION IF EXISTS buzz.rate_reached(text, text[], integer, integer);

@@ -303,6 +303,24 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "blocked_ips": [("p_community", "uuid", S.C)],
     "method_assignees": [("p_community", "uuid", S.C)],
     "moderation_rules": [("p_community", "uuid", S.C)],
+    # What several relay processes share (SPEC section 9). A valid call counts a hit or records
+    # an authorization: only the hostile ones are made, and they change nothing.
+    "accept_auth_event": [
+        ("p_event_id", "text", S.NEWEVENT),
+        ("p_fresh_until", "timestamp with time zone", "now"),
+    ],
+    "take_rate": [
+        ("p_scope", "text", "invite"),
+        ("p_keys", "text[]", ["key"]),
+        ("p_limit", "integer", 1),
+        ("p_seconds", "integer", 86400),
+    ],
+    "rate_reached": [
+        ("p_scope", "text", "invite"),
+        ("p_keys", "text[]", ["key"]),
+        ("p_limit", "integer", 1),
+        ("p_seconds", "integer", 60),
+    ],
 }
 
 H = "0123456789abcdef" * 4  # 64 valid hex characters (used only inside malformed values)
@@ -988,6 +1006,27 @@ def _cases() -> list[Case]:
     )
     add("insert_signed_events", "p_ids", [("empty-arrays", [])], Noop([]))
     nul("insert_signed_events", "p_ids", [NUL])
+
+    # The relay's shared state: an event id like a request id; a rate's scope, keys and bounds.
+    add("accept_auth_event", "p_event_id", BAD_PUBKEYS, "22023")
+    nul("accept_auth_event", "p_event_id")
+    add("accept_auth_event", "p_fresh_until",
+        [("NULL", None), ("years-ahead", "2999-01-01 00:00:00+00")], "22023")  # fmt: skip
+    bad_scopes = [("NULL", None), ("empty", ""), ("uppercase", "Invite"), ("33-chars", "s" * 33),
+                  ("huge-100k", "s" * HUGE), ("non-ascii", "invit\u00e9"), *INJECTIONS]  # fmt: skip
+    bad_keys = [("NULL-array", None), ("empty-array", []), ("NULL-element", ["key", None]),
+                ("201-chars", ["k" * 201]), ("9-keys", ["key"] * 9), ("huge-100k", ["k" * HUGE])]  # fmt: skip
+    for f in ("take_rate", "rate_reached"):
+        add(f, "p_scope", bad_scopes, "22023")
+        nul(f, "p_scope", "invite\x00")
+        add(f, "p_keys", bad_keys, "22023")
+        nul(f, "p_keys", ["key\x00"])
+        add(f, "p_limit", [("0", 0), ("1001", 1001), *BAD_KINDS[2:]], "22023")
+        add(f, "p_seconds", [("0", 0), ("86401", 86401), *BAD_KINDS[2:]], "22023")
+    # An injection string is a well-formed key: the world holds each at its limit.
+    injected_keys = [(label, [v]) for label, v in INJECTIONS]
+    add("take_rate", "p_keys", injected_keys, Noop([(False,)]))
+    add("rate_reached", "p_keys", injected_keys, Noop([(True,)]))
     return cases
 
 
@@ -1061,6 +1100,12 @@ def world(hostile_db: str) -> Iterator[World]:
             f"buzz.assign_method('{c}', '{member}', 'banevent')",
         ):
             assert m.conn.execute(f"SELECT {moderation}").fetchone()[0] != "unchanged"
+        # Each injection string a key at its limit (one hit a day), so that take_rate's call
+        # with it, valid, counts nothing.
+        for _, injection in INJECTIONS:
+            assert m.conn.execute(
+                "SELECT buzz.take_rate('invite', %s, 1, 86400)", ([injection],)
+            ).fetchone() == (True,)
         assert m.member_list_drift() == []
     values = {
         S.C: c,
@@ -1164,6 +1209,10 @@ def args_for(case: Case, w: World) -> list[tuple[str, str, Any]]:
 # Snapshots: everything the database holds, as committed.
 
 
+# Kept but unlogged: the counts behind the relay's rates (0010), not data.
+UNLOGGED_KEPT = frozenset({"rate_windows"})
+
+
 def _tables(su: psycopg.Connection) -> tuple[list[str], list[str], list[str]]:
     rows = su.execute(
         "SELECT c.relname, c.relkind, c.relpersistence FROM pg_catalog.pg_class c"
@@ -1171,11 +1220,12 @@ def _tables(su: psycopg.Connection) -> tuple[list[str], list[str], list[str]]:
         " ORDER BY c.relname"
     ).fetchall()
     # Scratch: per-transaction state (unlogged), empty between transactions. Kept: everything
-    # else, all logged (no unlogged copy of the lists is kept: member_list builds them).
+    # else, all logged but UNLOGGED_KEPT (no unlogged copy of the lists is kept: member_list
+    # builds them).
     scratch = [r[0] for r in rows if r[1] == "r" and r[0].startswith("tx_")]
     kept = [r[0] for r in rows if r[1] == "r" and not r[0].startswith("tx_")]
     assert all(r[2] == "u" for r in rows if r[0] in scratch), rows
-    assert all(r[2] == "p" for r in rows if r[0] in kept), rows
+    assert all(r[2] == ("u" if r[0] in UNLOGGED_KEPT else "p") for r in rows if r[0] in kept), rows
     sequences = [r[0] for r in rows if r[1] == "S"]
     return kept, scratch, sequences
 

@@ -63,8 +63,9 @@ READ_FUNCTIONS = frozenset(
         "join_requests",
     }
 )  # fmt: skip
-# Reads granted to buzz_writer only: who invited whom is not for readers.
-WRITER_ONLY_READS = frozenset({"relay_invites"})
+# Reads granted to buzz_writer only: who invited whom is not for readers, nor the relay's
+# rate windows (rate_reached).
+WRITER_ONLY_READS = frozenset({"relay_invites", "rate_reached"})
 WRITE_FUNCTIONS = frozenset(
     {
         "add_relay_member", "add_relay_members", "allowlist_add", "archive_community",

@@ -319,7 +319,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_scope", "text", "invite"),
         ("p_keys", "text[]", ["key"]),
         ("p_limit", "integer", 1),
-        ("p_seconds", "integer", 60),
+        ("p_seconds", "integer", 86400),
     ],
 }
 
@@ -1100,8 +1100,9 @@ def world(hostile_db: str) -> Iterator[World]:
             f"buzz.assign_method('{c}', '{member}', 'banevent')",
         ):
             assert m.conn.execute(f"SELECT {moderation}").fetchone()[0] != "unchanged"
-        # Each injection string a key at its limit (one hit a day), so that take_rate's call
-        # with it, valid, counts nothing.
+        # Each injection string a key at its limit (one hit in a window of a day, the valid
+        # p_seconds: the module may run for minutes), so that take_rate's call with it, valid,
+        # counts nothing, and rate_reached's says it is reached.
         for _, injection in INJECTIONS:
             assert m.conn.execute(
                 "SELECT buzz.take_rate('invite', %s, 1, 86400)", ([injection],)

@@ -5,7 +5,7 @@ one connection counts (SlidingWindow)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -75,8 +75,8 @@ class SharedWindow:
 
 
 class SlidingWindow:
-    """At most `count` events per key within the last `seconds`, in this process's memory:
-    for what one connection counts (its AUTH attempts)."""
+    """At most `count` events within the last `seconds`, in this process's memory: for what
+    one connection counts (its AUTH attempts)."""
 
     __slots__ = ("_clock", "_count", "_hits", "_seconds")
 
@@ -86,14 +86,14 @@ class SlidingWindow:
         self._count = count
         self._seconds = seconds
         self._clock = clock
-        # Per key, the times counted, oldest first: at most `count` of them (a list; a deque
-        # is 760 bytes even when it holds two).
-        self._hits: dict[Hashable, list[float]] = {}
+        # The times counted, oldest first: at most `count` of them (a list; a deque is 760
+        # bytes even when it holds two).
+        self._hits: list[float] = []
 
-    def allow(self, key: Hashable) -> bool:
-        """Count one event for `key` if it is within the limit; False (not counted) if not."""
+    def allow(self) -> bool:
+        """Count one event if it is within the limit; False (not counted) if not."""
         now = self._clock()
-        hits = self._hits.setdefault(key, [])
+        hits = self._hits
         expired = 0
         while expired < len(hits) and hits[expired] <= now - self._seconds:
             expired += 1
@@ -101,8 +101,4 @@ class SlidingWindow:
         if len(hits) >= self._count:
             return False
         hits.append(now)
-        if len(self._hits) > 4 * 1024:
-            cutoff = now - self._seconds
-            for stale in [k for k, h in self._hits.items() if not h or h[-1] <= cutoff]:
-                del self._hits[stale]
         return True

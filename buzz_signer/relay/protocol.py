@@ -524,7 +524,7 @@ class RelaySession:
     def _check_auth(self, event: dict[str, Any]) -> None:
         if self._auths is None:
             self._auths = SlidingWindow(self._limits.auth_per_minute, 60)
-        if not self._auths.allow(None):
+        if not self._auths.allow():
             raise _Refused("rate-limited: too many AUTH attempts; wait a minute", "rate_limited")
         if not verify_event(event):
             raise _Refused("invalid: bad event id or signature", "invalid")

@@ -9,23 +9,15 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
-DECLARE
-    v_settings buzz_private.settings;
-    v_name text;
-    v_bound integer;
-    v_current integer;
 BEGIN
-    SELECT s.* INTO v_settings FROM buzz_private.settings s;
-    FOREACH v_name IN ARRAY ARRAY['idle_in_transaction_session_timeout', 'lock_timeout'] LOOP
-        v_bound := CASE v_name WHEN 'lock_timeout' THEN v_settings.lock_timeout_ms
-                               ELSE v_settings.idle_timeout_ms END;
-        -- current_setting gives '0' (none), '1500ms', '2min', ...: all read as intervals.
-        v_current := (pg_catalog.date_part('epoch', pg_catalog.current_setting(v_name)::interval)
-                      * 1000)::integer;
-        IF v_current = 0 OR v_current > v_bound THEN
-            PERFORM pg_catalog.set_config(v_name, v_bound || 'ms', true);
-        END IF;
-    END LOOP;
+    -- One statement: this runs twice in every write. current_setting gives '0' (none),
+    -- '1500ms', '2min', ...: all read as intervals.
+    PERFORM pg_catalog.set_config(b.name, b.bound_ms || 'ms', true)
+    FROM buzz_private.settings s,
+         LATERAL (VALUES ('idle_in_transaction_session_timeout', s.idle_timeout_ms),
+                         ('lock_timeout', s.lock_timeout_ms)) AS b (name, bound_ms)
+    WHERE pg_catalog.current_setting(b.name)::interval
+          NOT BETWEEN interval '1 ms' AND b.bound_ms * interval '1 ms';
 END
 $$;
 ALTER FUNCTION buzz_private.bound_waits() OWNER TO buzz_owner;

@@ -13,12 +13,14 @@ DECLARE
 BEGIN
     IF pg_catalog.cardinality(p_communities) IS DISTINCT FROM 0 AND p_communities IS NOT NULL THEN
         v_xid := pg_catalog.pg_current_xact_id();
+        WITH voided AS (
+            DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid
+        )
         INSERT INTO buzz_private.tx_pending_lists AS p (xid, community_id, rebuild)
         SELECT DISTINCT v_xid, c.community_id, p_rebuild
         FROM pg_catalog.unnest(p_communities) AS c (community_id)
         ON CONFLICT (xid, community_id) DO UPDATE SET rebuild = true
             WHERE EXCLUDED.rebuild AND NOT p.rebuild;
-        DELETE FROM buzz_private.tx_prepared_events e WHERE e.xid = v_xid;
     END IF;
 END
 $$;

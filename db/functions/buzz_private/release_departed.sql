@@ -44,11 +44,15 @@ BEGIN
     WHERE m.community_id = p_community AND m.added_by = ANY (p_departed)
     ORDER BY m.pubkey
     FOR NO KEY UPDATE;
-    UPDATE buzz_private.relay_members m
-    SET added_by = NULLIF(d.parent, m.pubkey::text)
-    FROM ROWS FROM (pg_catalog.unnest(p_departed), pg_catalog.unnest(v_parents))
-         AS d (departed, parent)
-    WHERE m.community_id = p_community AND m.added_by = d.departed;
+    -- Nobody to re-attach (the common case): no UPDATE, whose statement trigger would run
+    -- for no row.
+    IF FOUND THEN
+        UPDATE buzz_private.relay_members m
+        SET added_by = NULLIF(d.parent, m.pubkey::text)
+        FROM ROWS FROM (pg_catalog.unnest(p_departed), pg_catalog.unnest(v_parents))
+             AS d (departed, parent)
+        WHERE m.community_id = p_community AND m.added_by = d.departed;
+    END IF;
 END
 $$;
 ALTER FUNCTION buzz_private.release_departed(uuid, text[], text[]) OWNER TO buzz_owner;

@@ -11,20 +11,36 @@ DECLARE
     v_xid xid8 := pg_catalog.pg_current_xact_id();
     v_communities uuid[];
 BEGIN
-    -- Old rows first: a pubkey whose role was updated was a member.
-    IF TG_OP IN ('UPDATE', 'DELETE') THEN
-        INSERT INTO buzz_private.tx_member_changes (xid, community_id, pubkey, was_member)
-        SELECT v_xid, o.community_id, o.pubkey, true FROM old_rows o
-        ON CONFLICT DO NOTHING;
+    -- One statement per kind of change, each recording the pubkeys and naming the
+    -- communities. Old rows before new ones: a pubkey whose role was updated was a member.
+    IF TG_OP = 'INSERT' THEN
+        WITH recorded AS (
+            INSERT INTO buzz_private.tx_member_changes (xid, community_id, pubkey, was_member)
+            SELECT v_xid, n.community_id, n.pubkey, false FROM new_rows n
+            ON CONFLICT DO NOTHING
+        )
+        SELECT pg_catalog.array_agg(DISTINCT n.community_id) INTO v_communities FROM new_rows n;
+    ELSIF TG_OP = 'DELETE' THEN
+        WITH recorded AS (
+            INSERT INTO buzz_private.tx_member_changes (xid, community_id, pubkey, was_member)
+            SELECT v_xid, o.community_id, o.pubkey, true FROM old_rows o
+            ON CONFLICT DO NOTHING
+        )
         SELECT pg_catalog.array_agg(DISTINCT o.community_id) INTO v_communities FROM old_rows o;
-    END IF;
-    IF TG_OP IN ('UPDATE', 'INSERT') THEN
-        INSERT INTO buzz_private.tx_member_changes (xid, community_id, pubkey, was_member)
-        SELECT v_xid, n.community_id, n.pubkey, false FROM new_rows n
-        ON CONFLICT DO NOTHING;
+    ELSE
+        WITH recorded AS (
+            INSERT INTO buzz_private.tx_member_changes (xid, community_id, pubkey, was_member)
+            SELECT DISTINCT ON (r.community_id, r.pubkey) v_xid, r.community_id, r.pubkey, r.was_member
+            FROM (SELECT o.community_id, o.pubkey, true FROM old_rows o
+                  UNION ALL
+                  SELECT n.community_id, n.pubkey, false FROM new_rows n)
+                     AS r (community_id, pubkey, was_member)
+            ORDER BY r.community_id, r.pubkey, r.was_member DESC
+            ON CONFLICT DO NOTHING
+        )
         SELECT pg_catalog.array_agg(DISTINCT c.community_id) INTO v_communities
-        FROM (SELECT n.community_id FROM new_rows n
-              UNION SELECT pg_catalog.unnest(v_communities)) AS c (community_id);
+        FROM (SELECT o.community_id FROM old_rows o
+              UNION ALL SELECT n.community_id FROM new_rows n) AS c (community_id);
     END IF;
     PERFORM buzz_private.mark_for_list(v_communities, false);
     RETURN NULL;

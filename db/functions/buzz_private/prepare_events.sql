@@ -41,7 +41,10 @@ DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_relay_pubkey, 'p_relay_pubkey');
     v_xid xid8;
     v_max_lead integer;
-    v_pending record;
+    v_communities uuid[];      -- the communities this call prepares, in lock order ...
+    v_rebuilds boolean[];      -- ... and whether each is rebuilt from every member row
+    v_community uuid;
+    v_rebuild boolean;
     v_archived boolean;
     v_clock bigint;
     v_created_at bigint;
@@ -65,12 +68,17 @@ BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.bound_waits();
     v_xid := pg_catalog.pg_current_xact_id_if_assigned();
+    SELECT pg_catalog.array_agg(p.community_id ORDER BY buzz_private.list_lock_key(p.community_id),
+                                                        p.community_id),
+           pg_catalog.array_agg(p.rebuild ORDER BY buzz_private.list_lock_key(p.community_id),
+                                                   p.community_id)
+    INTO v_communities, v_rebuilds
+    FROM buzz_private.tx_pending_lists p
+    WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community);
     -- Only a prepare with lists to write holds the relay-key lock: one with nothing to do
     -- (say, after delete_community, whose cascade holds list rows a rotation may wait for)
     -- must not wait behind a rotation.
-    IF EXISTS (SELECT FROM buzz_private.tx_pending_lists p
-               WHERE p.xid = v_xid
-                 AND (p_community IS NULL OR p.community_id = p_community)) THEN
+    IF v_communities IS NOT NULL THEN
         PERFORM buzz_private.lock_relay_key(false);
     END IF;
     PERFORM buzz_private.check_relay_key(v_pubkey);
@@ -81,32 +89,31 @@ BEGIN
     WHERE e.xid = v_xid AND (p_community IS NULL OR e.community_id = p_community);
     SELECT s.max_list_lead_seconds INTO v_max_lead FROM buzz_private.settings s;
 
-    FOR v_pending IN
-        SELECT p.community_id, p.rebuild
-        FROM buzz_private.tx_pending_lists p
-        WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community)
-        ORDER BY buzz_private.list_lock_key(p.community_id), p.community_id
-    LOOP
-        PERFORM pg_catalog.pg_advisory_xact_lock(buzz_private.list_lock_key(v_pending.community_id));
+    FOR v_i IN 1 .. coalesce(pg_catalog.cardinality(v_communities), 0) LOOP
+        v_community := v_communities[v_i];
+        v_rebuild := v_rebuilds[v_i];
+        PERFORM pg_catalog.pg_advisory_xact_lock(buzz_private.list_lock_key(v_community));
         -- Every statement from here on sees whatever committed before the lock was granted.
         SELECT c.archived_at IS NOT NULL INTO v_archived
         FROM buzz_private.communities c
-        WHERE c.community_id = v_pending.community_id;
+        WHERE c.community_id = v_community;
         IF NOT FOUND THEN
             -- Deleted in this transaction: no list and no 8001 events.
-            PERFORM buzz_private.forget_community_changes(v_xid, v_pending.community_id);
+            PERFORM buzz_private.forget_community_changes(v_xid, v_community);
             CONTINUE;
         END IF;
-        v_members_changed := EXISTS (SELECT FROM buzz_private.tx_member_changes ch
-                                     WHERE ch.xid = v_xid
-                                       AND ch.community_id = v_pending.community_id);
-        v_roles_changed := EXISTS (SELECT FROM buzz_private.tx_role_changes ch
-                                   WHERE ch.xid = v_xid
-                                     AND ch.community_id = v_pending.community_id);
-        v_list := v_members_changed OR v_pending.rebuild;
+        -- The pubkeys changed, whether each was a member, and whether roles changed.
+        SELECT pg_catalog.array_agg(ch.pubkey), pg_catalog.array_agg(ch.was_member),
+               EXISTS (SELECT FROM buzz_private.tx_role_changes r
+                       WHERE r.xid = v_xid AND r.community_id = v_community)
+        INTO v_pubkeys, v_was_member, v_roles_changed
+        FROM buzz_private.tx_member_changes ch
+        WHERE ch.xid = v_xid AND ch.community_id = v_community;
+        v_members_changed := v_pubkeys IS NOT NULL;
+        v_list := v_members_changed OR v_rebuild;
         IF v_archived AND (v_members_changed OR v_roles_changed) THEN
             RAISE EXCEPTION 'community % was archived; its members and roles cannot change',
-                    v_pending.community_id
+                    v_community
                 USING ERRCODE = 'BZARC', HINT = 'Unarchive it with buzz.unarchive_community first.';
         END IF;
 
@@ -114,19 +121,19 @@ BEGIN
         v_created_at := greatest(
             v_clock,
             (SELECT pg_catalog.max(l.created_at) + 1 FROM buzz_private.member_lists l
-             WHERE l.community_id = v_pending.community_id),
+             WHERE l.community_id = v_community),
             (SELECT pg_catalog.max(r.created_at) + 1 FROM buzz_private.role_events r
-             WHERE r.community_id = v_pending.community_id));
+             WHERE r.community_id = v_community));
         IF v_created_at - v_clock > v_max_lead THEN
             RAISE EXCEPTION 'the list of community % would be % s ahead of the clock (at most % s)',
-                    v_pending.community_id, v_created_at - v_clock, v_max_lead
+                    v_community, v_created_at - v_clock, v_max_lead
                 USING ERRCODE = 'BZLAG',
                       HINT = 'Batch changes into one transaction (one list), or retry later.';
         END IF;
 
         IF v_list THEN
-            PERFORM buzz_private.rebuild_list_pieces(v_xid, v_pending.community_id, v_pending.rebuild);
-            v_tags := buzz_private.list_tags(v_pending.community_id);
+            PERFORM buzz_private.rebuild_list_pieces(v_xid, v_community, v_rebuild);
+            v_tags := buzz_private.list_tags(v_community);
             v_serialized := buzz_private.serialize_event(v_pubkey, v_created_at, 13534, v_tags);
             v_list_id := buzz_private.event_id(v_serialized);
             -- insert_signed_events returns the list: it finds these tags by the id, not building
@@ -135,10 +142,6 @@ BEGIN
             -- The list, then the 8000/8001 events by net effect (a pubkey added and removed again
             -- in this transaction gets neither), each serialized once: kept (without the text)
             -- for insert_signed_events and returned.
-            SELECT pg_catalog.array_agg(ch.pubkey), pg_catalog.array_agg(ch.was_member)
-            INTO v_pubkeys, v_was_member
-            FROM buzz_private.tx_member_changes ch
-            WHERE ch.xid = v_xid AND ch.community_id = v_pending.community_id;
             SELECT pg_catalog.array_agg(c.pubkey ORDER BY c.kind, c.pubkey),
                    pg_catalog.array_agg(c.kind ORDER BY c.kind, c.pubkey)
             INTO v_pubkeys, v_kinds
@@ -147,7 +150,7 @@ BEGIN
                            AS ch (pubkey, was_member)
                   WHERE ch.was_member <> EXISTS (
                             SELECT FROM buzz_private.relay_members m
-                            WHERE m.community_id = v_pending.community_id
+                            WHERE m.community_id = v_community
                               AND m.pubkey = ch.pubkey)) AS c;
             RETURN QUERY
                 WITH member_events AS (
@@ -166,11 +169,11 @@ BEGIN
                 ), kept AS (
                     INSERT INTO buzz_private.tx_prepared_events
                         (xid, position, community_id, id, pubkey, kind, created_at, member_pubkey)
-                    SELECT v_xid, v_position + 1 + i.n::integer, v_pending.community_id, i.id,
+                    SELECT v_xid, v_position + 1 + i.n::integer, v_community, i.id,
                            v_pubkey, i.kind, v_created_at, i.member
                     FROM identified i
                 )
-                SELECT v_pending.community_id, i.id, i.kind, v_created_at,
+                SELECT v_community, i.id, i.kind, v_created_at,
                        coalesce(i.serialized, v_serialized)
                 FROM identified i
                 ORDER BY i.n;
@@ -178,14 +181,14 @@ BEGIN
             v_position := v_position + v_added;
         END IF;
 
-        IF NOT (v_roles_changed OR v_pending.rebuild) THEN
+        IF NOT (v_roles_changed OR v_rebuild) THEN
             CONTINUE;
         END IF;
         -- The role events: the definition of each role changed (every role on republish), and
         -- the deletion of each role deleted whose definition was published.
         SELECT pg_catalog.array_agg(ch.role_id) INTO v_role_ids
         FROM buzz_private.tx_role_changes ch
-        WHERE ch.xid = v_xid AND ch.community_id = v_pending.community_id;
+        WHERE ch.xid = v_xid AND ch.community_id = v_community;
         SELECT pg_catalog.array_agg(w.role_id ORDER BY w.kind DESC, w.role_id),
                pg_catalog.array_agg(w.kind ORDER BY w.kind DESC, w.role_id),
                pg_catalog.array_agg(w.tags ORDER BY w.kind DESC, w.role_id)
@@ -195,18 +198,18 @@ BEGIN
                    buzz_private.role_event_tags(r.role_id, r.label, r.description,
                                                 r.color, r.sort_order) AS tags
             FROM buzz_private.roles r
-            WHERE r.community_id = v_pending.community_id
-              AND (v_pending.rebuild OR r.role_id = ANY (v_role_ids))
+            WHERE r.community_id = v_community
+              AND (v_rebuild OR r.role_id = ANY (v_role_ids))
             UNION ALL
             -- Live definitions of roles no longer defined: those this transaction deleted,
             -- and on republish any (a definition deleted with triggers off).
             SELECT e.role_id, 5, buzz_private.role_deletion_tags(v_pubkey, e.role_id)
             FROM buzz_private.role_events e
-            WHERE e.community_id = v_pending.community_id AND e.kind = 33534
+            WHERE e.community_id = v_community AND e.kind = 33534
               AND NOT EXISTS (SELECT FROM buzz_private.roles r
                               WHERE r.community_id = e.community_id
                                 AND r.role_id = e.role_id)
-              AND (v_pending.rebuild OR e.role_id = ANY (v_role_ids))
+              AND (v_rebuild OR e.role_id = ANY (v_role_ids))
         ) AS w;
         RETURN QUERY
             WITH serialized AS (
@@ -221,11 +224,11 @@ BEGIN
             ), kept AS (
                 INSERT INTO buzz_private.tx_prepared_events
                     (xid, position, community_id, id, pubkey, kind, created_at, role_id, tags)
-                SELECT v_xid, v_position + i.n::integer, v_pending.community_id, i.id,
+                SELECT v_xid, v_position + i.n::integer, v_community, i.id,
                        v_pubkey, i.kind, v_created_at, i.role_id, i.tags
                 FROM identified i
             )
-            SELECT v_pending.community_id, i.id, i.kind, v_created_at, i.serialized
+            SELECT v_community, i.id, i.kind, v_created_at, i.serialized
             FROM identified i
             ORDER BY i.n;
         GET DIAGNOSTICS v_added = ROW_COUNT;
@@ -233,7 +236,7 @@ BEGIN
         IF NOT v_list AND v_added = 0 THEN
             -- Nothing to sign: the guard has nothing to hold this transaction to.
             DELETE FROM buzz_private.tx_pending_lists p
-            WHERE p.xid = v_xid AND p.community_id = v_pending.community_id;
+            WHERE p.xid = v_xid AND p.community_id = v_community;
         END IF;
     END LOOP;
 END

@@ -7,12 +7,17 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    DELETE FROM buzz_private.tx_pending_lists p
-    WHERE p.xid = p_xid AND p.community_id = p_community;
-    DELETE FROM buzz_private.tx_member_changes ch
-    WHERE ch.xid = p_xid AND ch.community_id = p_community;
-    DELETE FROM buzz_private.tx_role_changes r
-    WHERE r.xid = p_xid AND r.community_id = p_community;
+    -- One statement (it runs at every commit): the scratch rows of each kind.
+    WITH pending AS (
+        DELETE FROM buzz_private.tx_pending_lists p
+        WHERE p.xid = p_xid AND p.community_id = p_community
+    ), members AS (
+        DELETE FROM buzz_private.tx_member_changes ch
+        WHERE ch.xid = p_xid AND ch.community_id = p_community
+    ), roles AS (
+        DELETE FROM buzz_private.tx_role_changes r
+        WHERE r.xid = p_xid AND r.community_id = p_community
+    )
     DELETE FROM buzz_private.tx_published_events t
     WHERE t.xid = p_xid AND t.community_id = p_community;
 END

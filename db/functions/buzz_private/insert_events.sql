@@ -34,10 +34,11 @@ DECLARE
     v_count integer;
     v_key text;
     v_bad_position integer;
-    v_replaced record;
-    v_touched uuid[];     -- the communities of the events, with repeats
-    v_listed uuid[];      -- the communities with a new list ...
-    v_listed_at bigint[]; -- ... and its created_at
+    v_other_ids boolean;       -- an id that is not the prepared event's
+    v_other_key boolean;       -- an event prepared with another key
+    v_malformed_sigs boolean;  -- a signature that is not 128 hex characters
+    v_replaced uuid[];         -- communities published before in this transaction ...
+    v_replaced_at bigint[];    -- ... and the created_at of their events then
     v_event buzz_private.tx_prepared_events;
 BEGIN
     -- Taken out of the scratch table in one statement, and read from the array from here on.
@@ -71,23 +72,30 @@ BEGIN
     -- given for it (a column named unnest). Zipped, not joined on the position:
     -- the planner takes each unnest for a few rows, and a nested loop over a batch of
     -- 10,000 cost seconds.
-    IF EXISTS (SELECT FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_ids)) AS x
-               WHERE pg_catalog.lower(x.unnest) IS DISTINCT FROM x.id) THEN
+    -- The three checks below in one pass over the arrays (each raises in this order).
+    SELECT k.pubkey::text,
+           pg_catalog.bool_or(pg_catalog.lower(x.unnest) IS DISTINCT FROM x.id),
+           pg_catalog.bool_or(x.pubkey IS DISTINCT FROM k.pubkey::text),
+           (SELECT pg_catalog.bool_or(s.sig IS NULL OR pg_catalog.length(s.sig) <> 128
+                                      OR s.sig ~ '[^0-9A-Fa-f]')
+            FROM pg_catalog.unnest(p_sigs) AS s (sig))
+    INTO v_key, v_other_ids, v_other_key, v_malformed_sigs
+    FROM ROWS FROM (pg_catalog.unnest(v_events), pg_catalog.unnest(p_ids)) AS x
+         LEFT JOIN buzz_private.relay_key k ON true
+    GROUP BY k.pubkey;
+    IF v_other_ids THEN
         RAISE EXCEPTION 'the ids are not those of the events prepared last in this transaction'
             USING ERRCODE = 'BZSTL',
                   HINT = 'Members changed after prepare, or the order differs: prepare again '
                          'and sign what it returns.';
     END IF;
-    SELECT k.pubkey::text INTO v_key FROM buzz_private.relay_key k;
     -- A rotation in this same transaction after prepare: those events name the old key.
-    IF EXISTS (SELECT FROM pg_catalog.unnest(v_events) AS e WHERE e.pubkey IS DISTINCT FROM v_key) THEN
+    IF v_other_key THEN
         RAISE EXCEPTION 'the events were prepared with a key that is no longer the relay key'
             USING ERRCODE = 'BZSTL',
                   HINT = 'Prepare again with the new relay key and sign what it returns.';
     END IF;
-    IF EXISTS (SELECT FROM pg_catalog.unnest(p_sigs) AS s (sig)
-               WHERE s.sig IS NULL OR pg_catalog.length(s.sig) <> 128
-                  OR s.sig ~ '[^0-9A-Fa-f]') THEN
+    IF v_malformed_sigs THEN
         RAISE EXCEPTION 'every element of p_sigs must be a BIP-340 signature: 128 hexadecimal characters'
             USING ERRCODE = 'BZSIG',
                   HINT = 'Pass the 64-byte Schnorr signature of each prepared id as hex, in prepare''s order.';
@@ -113,28 +121,30 @@ BEGIN
     -- the community's events at that list's created_at (no other list of the community has
     -- it, and none can commit while this transaction holds the list lock). Then these are
     -- the published ones.
-    -- One pass over the events for what the scratch tables need: the communities (each has a
-    -- list or a role event; 8000/8001 events come only with a list) and their lists.
-    SELECT pg_catalog.array_agg(e.community_id) FILTER (WHERE e.kind NOT IN (8000, 8001)),
-           pg_catalog.array_agg(e.community_id) FILTER (WHERE e.kind = 13534),
-           pg_catalog.array_agg(e.created_at) FILTER (WHERE e.kind = 13534)
-    INTO v_touched, v_listed, v_listed_at
-    FROM pg_catalog.unnest(v_events) AS e;
-    FOR v_replaced IN
+    -- One statement for the scratch tables: the earlier publication of each community with
+    -- a list or a role event here (8000/8001 events come only with a list) taken out, and
+    -- the commit guard satisfied (every change recorded so far is covered).
+    WITH replaced AS (
         DELETE FROM buzz_private.tx_published_events t
-        WHERE t.xid = v_xid AND t.community_id = ANY (v_touched)
+        WHERE t.xid = v_xid
+          AND t.community_id IN (SELECT e.community_id FROM pg_catalog.unnest(v_events) AS e
+                                 WHERE e.kind NOT IN (8000, 8001))
         RETURNING t.community_id, t.created_at
-    LOOP
+    ), settled AS (
+        DELETE FROM buzz_private.tx_pending_lists p
+        WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community)
+    )
+    SELECT pg_catalog.array_agg(r.community_id), pg_catalog.array_agg(r.created_at)
+    INTO v_replaced, v_replaced_at
+    FROM replaced r;
+    FOR v_i IN 1 .. coalesce(pg_catalog.cardinality(v_replaced), 0) LOOP
         DELETE FROM buzz_private.membership_events m
-        WHERE m.community_id = v_replaced.community_id AND m.created_at = v_replaced.created_at;
+        WHERE m.community_id = v_replaced[v_i] AND m.created_at = v_replaced_at[v_i];
     END LOOP;
     INSERT INTO buzz_private.tx_published_events (xid, community_id, created_at)
-    SELECT v_xid, l.community_id, l.created_at
-    FROM ROWS FROM (pg_catalog.unnest(v_listed), pg_catalog.unnest(v_listed_at))
-             AS l (community_id, created_at);
-    -- Published: every change recorded so far is covered, and the commit guard is satisfied.
-    DELETE FROM buzz_private.tx_pending_lists p
-    WHERE p.xid = v_xid AND (p_community IS NULL OR p.community_id = p_community);
+    SELECT v_xid, e.community_id, e.created_at
+    FROM pg_catalog.unnest(v_events) AS e
+    WHERE e.kind = 13534;
 
     IF p_community IS NULL THEN
         -- One statement stores the rest.

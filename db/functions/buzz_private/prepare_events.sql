@@ -102,14 +102,15 @@ BEGIN
             PERFORM buzz_private.forget_community_changes(v_xid, v_community);
             CONTINUE;
         END IF;
-        -- The pubkeys changed, whether each was a member, and whether roles changed.
+        -- The pubkeys changed and whether each was a member; the roles changed.
         SELECT pg_catalog.array_agg(ch.pubkey), pg_catalog.array_agg(ch.was_member),
-               EXISTS (SELECT FROM buzz_private.tx_role_changes r
-                       WHERE r.xid = v_xid AND r.community_id = v_community)
-        INTO v_pubkeys, v_was_member, v_roles_changed
+               (SELECT pg_catalog.array_agg(r.role_id) FROM buzz_private.tx_role_changes r
+                WHERE r.xid = v_xid AND r.community_id = v_community)
+        INTO v_pubkeys, v_was_member, v_role_ids
         FROM buzz_private.tx_member_changes ch
         WHERE ch.xid = v_xid AND ch.community_id = v_community;
         v_members_changed := v_pubkeys IS NOT NULL;
+        v_roles_changed := v_role_ids IS NOT NULL;
         v_list := v_members_changed OR v_rebuild;
         IF v_archived AND (v_members_changed OR v_roles_changed) THEN
             RAISE EXCEPTION 'community % was archived; its members and roles cannot change',
@@ -186,9 +187,6 @@ BEGIN
         END IF;
         -- The role events: the definition of each role changed (every role on republish), and
         -- the deletion of each role deleted whose definition was published.
-        SELECT pg_catalog.array_agg(ch.role_id) INTO v_role_ids
-        FROM buzz_private.tx_role_changes ch
-        WHERE ch.xid = v_xid AND ch.community_id = v_community;
         SELECT pg_catalog.array_agg(w.role_id ORDER BY w.kind DESC, w.role_id),
                pg_catalog.array_agg(w.kind ORDER BY w.kind DESC, w.role_id),
                pg_catalog.array_agg(w.tags ORDER BY w.kind DESC, w.role_id)

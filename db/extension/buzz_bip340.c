@@ -207,9 +207,12 @@ verify_range(void *arg)
 static int
 threads_for(int n)
 {
-	long		cpus = max_threads > 0 ? max_threads : sysconf(_SC_NPROCESSORS_ONLN);
 	int			wanted = n / BATCH_PER_THREAD;
+	long		cpus;
 
+	if (wanted <= 1)
+		return 1;				/* a small batch asks the system nothing (sysconf reads /sys) */
+	cpus = max_threads > 0 ? max_threads : sysconf(_SC_NPROCESSORS_ONLN);
 	if (cpus < 1)
 		cpus = 1;
 	if (cpus > MAX_THREADS)
@@ -226,6 +229,11 @@ verify_ranges(VerifyRange *ranges, int nranges)
 	sigset_t	all,
 				old;
 
+	if (nranges == 1)
+	{
+		verify_range(&ranges[0]);	/* no thread: no signal mask to change */
+		return;
+	}
 	/* New threads inherit the mask: none of them may ever run a signal handler. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

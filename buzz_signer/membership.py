@@ -20,8 +20,10 @@ small executors that the sync and async classes each implement.
 
 Every write runs: the SQL write, then prepare (the database takes the community's list lock
 and returns the unsigned events), the signer's checks and signatures, insert of the
-signatures, COMMIT. Anything failing on the way rolls the whole transaction back. Business
-rules live in the database; this layer binds parameters and signs.
+signatures, COMMIT. Anything failing on the way rolls the whole transaction back. A call of
+its own is two round trips (psycopg's pipeline mode): BEGIN, the write and prepare, then the
+signatures with COMMIT. Business rules live in the database; this layer binds parameters and
+signs.
 """
 
 from __future__ import annotations
@@ -451,6 +453,52 @@ class AsyncMembershipTransaction(_WritePaths):
                 return into(**await (await cur.execute(sql, params)).fetchone())
 
 
+class _QueuedWrite(_WritePaths):
+    """The write paths, each sent in the connection's pipeline without waiting for its answer.
+
+    Each method returns a function that reads the answer once the pipeline has been synced.
+    """
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self._conn = conn
+
+    def _value(self, sql: str, *params: Any) -> Callable[[], Any]:
+        cur = self._conn.execute(sql, params)
+        return lambda: cur.fetchone()[0]
+
+    def _row(self, sql: str, *params: Any, into: Callable[..., Any] = dict) -> Callable[[], Any]:
+        cur = self._conn.cursor(row_factory=dict_row)
+        cur.execute(sql, params)
+        return lambda: into(**cur.fetchone())
+
+
+class _AsyncQueuedWrite(_WritePaths):
+    """_QueuedWrite for asyncio: each method, awaited, returns a function to await for the
+    answer."""
+
+    def __init__(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        self._conn = conn
+
+    async def _value(self, sql: str, *params: Any) -> Callable[[], Awaitable[Any]]:
+        cur = await self._conn.execute(sql, params)
+
+        async def answer() -> Any:
+            return (await cur.fetchone())[0]
+
+        return answer
+
+    async def _row(
+        self, sql: str, *params: Any, into: Callable[..., Any] = dict
+    ) -> Callable[[], Awaitable[Any]]:
+        cur = self._conn.cursor(row_factory=dict_row)
+        await cur.execute(sql, params)
+
+        async def answer() -> Any:
+            return into(**await cur.fetchone())
+
+        return answer
+
+
 # The two phases of publishing, shared by both APIs.
 _PREPARE = (
     "SELECT community_id, id, kind, created_at, serialized FROM buzz.prepare_membership_events(%s)"
@@ -470,14 +518,6 @@ def _insert_params(prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> tu
     psycopg adapting a 10,000-element list element by element.
     """
     return "{" + ",".join(ev.id for ev in prepared) + "}", "{" + ",".join(sigs) + "}"
-
-
-def _published(prepared: Sequence[PreparedEvent], sigs: Sequence[str], inserted: int) -> Published:
-    """What insert_signed_events stored (it returns the same events; sending and parsing its
-    answer would cost more than the rest of insert at 10,000 members)."""
-    if inserted != len(prepared):
-        raise RuntimeError(f"inserted {inserted} events of {len(prepared)} signed")
-    return Published(prepared, sigs)
 
 
 def _whole_transaction(write: Callable[..., Any]) -> Callable[..., Any]:
@@ -501,6 +541,42 @@ def _own_transaction(write: Callable[..., T]) -> Callable[..., T]:
         return self._alone(lambda tx: write(tx, *args, **kwargs))
 
     return run
+
+
+def _begin(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> str:
+    """BEGIN with the connection's transaction characteristics, as psycopg's own would be."""
+    words = ["BEGIN"]
+    if conn.isolation_level is not None:
+        words.append("ISOLATION LEVEL " + conn.isolation_level.name.replace("_", " "))
+    if conn.read_only is not None:
+        words.append("READ ONLY" if conn.read_only else "READ WRITE")
+    if conn.deferrable is not None:
+        words.append("DEFERRABLE" if conn.deferrable else "NOT DEFERRABLE")
+    return " ".join(words)
+
+
+_OPEN = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR)
+
+
+def _roll_back(conn: psycopg.Connection[Any]) -> None:
+    """After a failed pipelined write: end its transaction, if the server still has it open.
+
+    conn.rollback(), not an executed ROLLBACK, which would make psycopg drop every prepared
+    statement of the connection. A failure here leaves the connection broken, which the
+    caller sees; the first error is the one raised."""
+    if not conn.closed and conn.info.transaction_status in _OPEN:
+        try:
+            conn.rollback()
+        except psycopg.Error:
+            pass
+
+
+async def _async_roll_back(conn: psycopg.AsyncConnection[Any]) -> None:
+    if not conn.closed and conn.info.transaction_status in _OPEN:
+        try:
+            await conn.rollback()
+        except psycopg.Error:
+            pass
 
 
 def _first(rows: list[tuple[Any, ...]]) -> Any:
@@ -685,14 +761,29 @@ class Membership(_MembershipAPI):
         return _prepared(self.conn.execute(_PREPARE, (self.signer.pubkey,)).fetchall())
 
     def _insert(self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> Published:
-        """Phase two: store the signatures."""
-        (inserted,) = self.conn.execute(_INSERT, _insert_params(prepared, sigs)).fetchone()
-        return _published(prepared, sigs, inserted)
+        """Phase two: store the signatures (in a pipeline, sent with what follows)."""
+        if prepared:
+            self.conn.execute(_INSERT, _insert_params(prepared, sigs))
+        return Published(prepared, sigs)
 
     def _write(self, call: Callable[[MembershipTransaction], Any]) -> MembershipWrite:
-        with self.transaction() as tx:
-            answer = call(tx)
-        return MembershipWrite.of(answer, tx.published)
+        """Two round trips: BEGIN, the write and prepare; then the signatures and COMMIT."""
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            with self.transaction() as tx:  # a savepoint of the caller's transaction
+                answer = call(tx)
+            return MembershipWrite.of(answer, tx.published)
+        with translated():
+            try:
+                with self.conn.pipeline():
+                    self.conn.execute(_begin(self.conn))
+                    read_answer = call(_QueuedWrite(self.conn))  # type: ignore[arg-type]
+                    published = self._publish()  # prepare's answer brings the write's
+                    answer = read_answer()
+                    self.conn.execute("COMMIT")
+            except BaseException:
+                _roll_back(self.conn)
+                raise
+        return MembershipWrite.of(answer, published)
 
     def _alone(self, call: Callable[[MembershipTransaction], T]) -> T:
         with translated(), self.conn.transaction():
@@ -745,16 +836,30 @@ class AsyncMembership(_MembershipAPI):
         return _prepared(await cur.fetchall())
 
     async def _insert(self, prepared: Sequence[PreparedEvent], sigs: Sequence[str]) -> Published:
-        cur = await self.conn.execute(_INSERT, _insert_params(prepared, sigs))
-        (inserted,) = await cur.fetchone()
-        return _published(prepared, sigs, inserted)
+        if prepared:
+            await self.conn.execute(_INSERT, _insert_params(prepared, sigs))
+        return Published(prepared, sigs)
 
     async def _write(
         self, call: Callable[[AsyncMembershipTransaction], Awaitable[Any]]
     ) -> MembershipWrite:
-        async with self.transaction() as tx:
-            answer = await call(tx)
-        return MembershipWrite.of(answer, tx.published)
+        """Two round trips, as Membership._write."""
+        if self.conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            async with self.transaction() as tx:
+                answer = await call(tx)
+            return MembershipWrite.of(answer, tx.published)
+        with translated():
+            try:
+                async with self.conn.pipeline():
+                    await self.conn.execute(_begin(self.conn))
+                    read_answer = await call(_AsyncQueuedWrite(self.conn))  # type: ignore[arg-type]
+                    published = await self._publish()
+                    answer = await read_answer()
+                    await self.conn.execute("COMMIT")
+            except BaseException:
+                await _async_roll_back(self.conn)
+                raise
+        return MembershipWrite.of(answer, published)
 
     async def _alone(self, call: Callable[[AsyncMembershipTransaction], Awaitable[T]]) -> T:
         with translated():

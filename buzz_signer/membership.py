@@ -558,6 +558,22 @@ def _begin(conn: psycopg.Connection[Any] | psycopg.AsyncConnection[Any]) -> str:
 _OPEN = (psycopg.pq.TransactionStatus.INTRANS, psycopg.pq.TransactionStatus.INERROR)
 
 
+def _settle(pipeline: psycopg.Pipeline) -> None:
+    """After a failure inside a pipelined write: collect the answers of what was queued after
+    it (skipped by the server), so that leaving the pipeline has nothing left to report."""
+    try:
+        pipeline.sync()
+    except psycopg.Error:
+        pass
+
+
+async def _async_settle(pipeline: psycopg.AsyncPipeline) -> None:
+    try:
+        await pipeline.sync()
+    except psycopg.Error:
+        pass
+
+
 def _roll_back(conn: psycopg.Connection[Any]) -> None:
     """After a failed pipelined write: end its transaction, if the server still has it open.
 
@@ -774,13 +790,17 @@ class Membership(_MembershipAPI):
             return MembershipWrite.of(answer, tx.published)
         with translated():
             try:
-                with self.conn.pipeline():
-                    self.conn.execute(_begin(self.conn))
-                    read_answer = call(_QueuedWrite(self.conn))  # type: ignore[arg-type]
-                    published = self._publish()  # prepare's answer brings the write's
-                    answer = read_answer()
-                    self.conn.execute("COMMIT")
-            except BaseException:
+                with self.conn.pipeline() as pipeline:
+                    try:
+                        self.conn.execute(_begin(self.conn))
+                        read_answer = call(_QueuedWrite(self.conn))  # type: ignore[arg-type]
+                        published = self._publish()  # prepare's answer brings the write's
+                        answer = read_answer()
+                        self.conn.execute("COMMIT")
+                    except BaseException:
+                        _settle(pipeline)
+                        raise
+            except BaseException:  # here too what failed at the pipeline's end: insert, COMMIT
                 _roll_back(self.conn)
                 raise
         return MembershipWrite.of(answer, published)
@@ -850,12 +870,16 @@ class AsyncMembership(_MembershipAPI):
             return MembershipWrite.of(answer, tx.published)
         with translated():
             try:
-                async with self.conn.pipeline():
-                    await self.conn.execute(_begin(self.conn))
-                    read_answer = await call(_AsyncQueuedWrite(self.conn))  # type: ignore[arg-type]
-                    published = await self._publish()
-                    answer = await read_answer()
-                    await self.conn.execute("COMMIT")
+                async with self.conn.pipeline() as pipeline:
+                    try:
+                        await self.conn.execute(_begin(self.conn))
+                        read_answer = await call(_AsyncQueuedWrite(self.conn))  # type: ignore[arg-type]
+                        published = await self._publish()
+                        answer = await read_answer()
+                        await self.conn.execute("COMMIT")
+                    except BaseException:
+                        await _async_settle(pipeline)
+                        raise
             except BaseException:
                 await _async_roll_back(self.conn)
                 raise

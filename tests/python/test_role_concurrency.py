@@ -248,13 +248,17 @@ def test_a_definition_and_a_member_add_both_publish(db_url, mem, reader, su, key
         holder = stage.raw_writer()
         if first == "define":
             holder.value("SELECT buzz.define_role(%s, %s, %s)", cid, ROLE, "Moderators")
-            other = stage.background(lambda: m.add_relay_member(cid, joiner), "add")
         else:
             holder.value("SELECT buzz.add_relay_member(%s, %s)", cid, joiner)
-            other = stage.background(lambda: m.define_role(cid, ROLE, "Moderators"), "define")
-        # The first has prepared: it holds the list lock, which the second waits for.
+        # The first has prepared: it holds the list lock, which the second waits for (its
+        # write goes through; its prepare waits). The second starts only now: started before,
+        # it could reach prepare first.
         kinds = [ev.kind for ev in holder.prepare()]
         assert list_lock_holders(su, cid) == [holder.pid]
+        if first == "define":
+            other = stage.background(lambda: m.add_relay_member(cid, joiner), "add")
+        else:
+            other = stage.background(lambda: m.define_role(cid, ROLE, "Moderators"), "define")
         wait = wait_until_blocked(su, backend_pid(m.conn), holder.pid, call=other)
         assert wait.advisory_key == list_lock_key(su, cid), wait
         assert "prepare_membership_events" in wait.query

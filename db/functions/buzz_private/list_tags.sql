@@ -9,10 +9,15 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
+    -- The pieces as a range of the primary key besides the community: a plan that reads them
+    -- by the index whatever the statistics say of the communities, which a write keeps for
+    -- the session (docs/design.md, "Plans the write keeps").
     RETURN (SELECT pg_catalog.string_agg(t.tags, '' ORDER BY t.prefix COLLATE "C")
             FROM (SELECT p.prefix, p.tags
                   FROM buzz_private.member_list_pieces p
                   WHERE p.community_id = p_community
+                    AND (p.community_id, p.prefix) > (p_community, '')
+                    AND (p.community_id, p.prefix) < (p_community, '~')
                   UNION ALL
                   -- '' sorts before every prefix and '~' after: both are 2 hex characters.
                   VALUES ('', '[["-"]'), ('~', ']')) AS t (prefix, tags));

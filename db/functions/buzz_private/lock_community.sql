@@ -4,7 +4,7 @@
 -- never blocks, and is never blocked by, archive/unarchive (FOR NO KEY UPDATE) or other writers.
 -- Raises BZNCM for a missing community, BZARC for an archived one unless p_allow_archived.
 -- An archive that commits later is caught by prepare, after the list lock. First bounds this
--- transaction's lock waits and idleness (bound_waits).
+-- transaction's lock waits and idleness (bound_waits) and keeps its plans (use_generic_plans).
 CREATE OR REPLACE FUNCTION buzz_private.lock_community(
     p_community uuid, p_allow_archived boolean DEFAULT false)
 RETURNS void
@@ -15,6 +15,7 @@ DECLARE
     v_archived boolean;
 BEGIN
     PERFORM buzz_private.bound_waits();
+    PERFORM buzz_private.use_generic_plans();
     SELECT c.archived_at IS NOT NULL INTO v_archived
     FROM buzz_private.communities c
     WHERE c.community_id = p_community

@@ -26,7 +26,7 @@
 -- Raises: BZIPK (malformed key), BZISO (not READ COMMITTED), BZKEY, BZLAG, BZARC (members of
 -- a community archived before its list lock was granted were changed).
 -- Locks: relay-key lock shared, list locks (advisory, transaction scope); waits and idleness
--- bounded by buzz_private.bound_waits.
+-- bounded by buzz_private.bound_waits; plans kept, buzz_private.use_generic_plans.
 --
 -- Each statement reads either the scratch tables (tx_*) or the community's tables, never
 -- both: on a Citus worker the scratch tables are local and the others distributed, and Citus
@@ -67,6 +67,7 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.bound_waits();
+    PERFORM buzz_private.use_generic_plans();
     v_xid := pg_catalog.pg_current_xact_id_if_assigned();
     SELECT pg_catalog.array_agg(p.community_id ORDER BY buzz_private.list_lock_key(p.community_id),
                                                         p.community_id),

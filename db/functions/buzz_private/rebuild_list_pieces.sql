@@ -14,6 +14,8 @@ DECLARE
     v_fresh_prefixes text[] COLLATE "C";  -- the pieces relay_members makes now
     v_fresh_counts integer[];
     v_fresh_tags text[];
+    v_prefix text;
+    v_emptied text[];   -- prefixes touched that have no member left
 BEGIN
     IF NOT p_rebuild THEN
         SELECT pg_catalog.array_agg(DISTINCT pg_catalog.left(ch.pubkey, 2)) INTO v_prefixes
@@ -39,10 +41,24 @@ BEGIN
             SET member_count = EXCLUDED.member_count, tags = EXCLUDED.tags
             WHERE p.tags IS DISTINCT FROM EXCLUDED.tags;
     END LOOP;
-    DELETE FROM buzz_private.member_list_pieces p
-    WHERE p.community_id = p_community
-      AND (v_prefixes IS NULL OR p.prefix = ANY (v_prefixes))
-      AND p.prefix <> ALL (coalesce(v_fresh_prefixes, '{}'));
+    -- The pieces whose pubkeys all left. Two statements, each with a plan kept for the session
+    -- (docs/design.md, "Plans the write keeps"): one for a write, which names the prefixes it
+    -- touched and runs only when one of them emptied, one for a rebuild.
+    IF v_prefixes IS NULL THEN
+        DELETE FROM buzz_private.member_list_pieces p
+        WHERE p.community_id = p_community
+          AND p.prefix <> ALL (coalesce(v_fresh_prefixes, '{}'));
+        RETURN;
+    END IF;
+    FOREACH v_prefix IN ARRAY v_prefixes LOOP
+        IF v_prefix <> ALL (coalesce(v_fresh_prefixes, '{}')) THEN
+            v_emptied := pg_catalog.array_append(v_emptied, v_prefix);
+        END IF;
+    END LOOP;
+    IF v_emptied IS NOT NULL THEN
+        DELETE FROM buzz_private.member_list_pieces p
+        WHERE p.community_id = p_community AND p.prefix = ANY (v_emptied);
+    END IF;
 END
 $$;
 ALTER FUNCTION buzz_private.rebuild_list_pieces(xid8, uuid, boolean) OWNER TO buzz_owner;

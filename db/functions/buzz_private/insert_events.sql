@@ -146,8 +146,8 @@ BEGIN
     FROM pg_catalog.unnest(v_events) AS e
     WHERE e.kind = 13534;
 
-    IF p_community IS NULL THEN
-        -- One statement stores the rest.
+    IF p_community IS NULL AND v_count > 8 THEN
+        -- A batch: one statement stores the rest.
         WITH signed AS (
             SELECT x.community_id, x.position, x.id, x.pubkey, x.kind, x.created_at,
                    x.member_pubkey, x.role_id, x.tags, pg_catalog.lower(x.unnest) AS sig
@@ -179,19 +179,20 @@ BEGIN
         WHERE s.kind IN (8000, 8001)
         ORDER BY s.position;
     ELSE
-        -- One community's events (on its Citus worker): a row at a time, which Citus sends
-        -- to the community's shard, where an INSERT ... SELECT would reach every shard.
+        -- A row at a time: a few events (a statement of three inserts costs more to start
+        -- than two of one), or one community's on its Citus worker, which Citus sends to the
+        -- community's shard, where an INSERT ... SELECT would reach every shard.
         FOR v_i IN 1 .. v_count LOOP
             v_event := v_events[v_i];
             IF v_event.kind IN (8000, 8001) THEN
                 INSERT INTO buzz_private.membership_events
                     (community_id, id, pubkey, created_at, kind, member_pubkey, sig)
-                VALUES (p_community, v_event.id, v_event.pubkey, v_event.created_at,
+                VALUES (v_event.community_id, v_event.id, v_event.pubkey, v_event.created_at,
                         v_event.kind, v_event.member_pubkey, pg_catalog.lower(p_sigs[v_i]));
             ELSIF v_event.kind IN (33534, 5) THEN
                 INSERT INTO buzz_private.role_events AS r
                     (community_id, role_id, kind, id, pubkey, created_at, tags, sig)
-                VALUES (p_community, v_event.role_id, v_event.kind, v_event.id, v_event.pubkey,
+                VALUES (v_event.community_id, v_event.role_id, v_event.kind, v_event.id, v_event.pubkey,
                         v_event.created_at, v_event.tags, pg_catalog.lower(p_sigs[v_i]))
                 ON CONFLICT (community_id, role_id) DO UPDATE
                     SET kind = EXCLUDED.kind, id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
@@ -200,7 +201,7 @@ BEGIN
             ELSE
                 INSERT INTO buzz_private.member_lists AS l
                     (community_id, id, pubkey, created_at, sig)
-                VALUES (p_community, v_event.id, v_event.pubkey, v_event.created_at,
+                VALUES (v_event.community_id, v_event.id, v_event.pubkey, v_event.created_at,
                         pg_catalog.lower(p_sigs[v_i]))
                 ON CONFLICT (community_id) DO UPDATE
                     SET id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,

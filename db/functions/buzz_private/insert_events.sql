@@ -192,8 +192,9 @@ BEGIN
             ELSIF v_event.kind IN (33534, 5) THEN
                 INSERT INTO buzz_private.role_events AS r
                     (community_id, role_id, kind, id, pubkey, created_at, tags, sig)
-                VALUES (v_event.community_id, v_event.role_id, v_event.kind, v_event.id, v_event.pubkey,
-                        v_event.created_at, v_event.tags, pg_catalog.lower(p_sigs[v_i]))
+                VALUES (v_event.community_id, v_event.role_id, v_event.kind, v_event.id,
+                        v_event.pubkey, v_event.created_at, v_event.tags,
+                        pg_catalog.lower(p_sigs[v_i]))
                 ON CONFLICT (community_id, role_id) DO UPDATE
                     SET kind = EXCLUDED.kind, id = EXCLUDED.id, pubkey = EXCLUDED.pubkey,
                         created_at = EXCLUDED.created_at, tags = EXCLUDED.tags,

@@ -26,7 +26,8 @@
 -- Raises: BZIPK (malformed key), BZISO (not READ COMMITTED), BZKEY, BZLAG, BZARC (members of
 -- a community archived before its list lock was granted were changed).
 -- Locks: relay-key lock shared, list locks (advisory, transaction scope); waits and idleness
--- bounded by buzz_private.bound_waits; plans kept, buzz_private.use_generic_plans.
+-- bounded by buzz_private.bound_waits; its statements' plans kept for the session
+-- (buzz_private.use_generic_plans).
 --
 -- Each statement reads either the scratch tables (tx_*) or the community's tables, never
 -- both: on a Citus worker the scratch tables are local and the others distributed, and Citus

@@ -179,8 +179,10 @@ def answers(
 
 
 # Seconds back for each call's created_at: the same request made twice within a second would
-# otherwise be the same event, which the relay accepts once (a replay).
-_CALL_AGES = itertools.cycle(range(50))
+# otherwise be the same event, which the relay accepts once (a replay). One second younger at
+# each call, so that created_at grows at every call: with ages one second older at each call,
+# a call made in the next second had the created_at of the one before (the same event).
+_CALL_AGES = itertools.cycle(range(49, -1, -1))
 
 
 def call(

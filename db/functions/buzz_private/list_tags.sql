@@ -9,9 +9,9 @@ LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-    -- The pieces as a range of the primary key besides the community: a plan that reads them
-    -- by the index whatever the statistics say of the communities, which a write keeps for
-    -- the session (docs/design.md, "Plans the write keeps").
+    -- The pieces as a range of the primary key: a plan that reads them by the index whatever
+    -- the statistics say of the communities, which a write keeps for the session
+    -- (docs/design.md, "Plans the write keeps"). The id as well, by which Citus routes it.
     RETURN (SELECT pg_catalog.string_agg(t.tags, '' ORDER BY t.prefix COLLATE "C")
             FROM (SELECT p.prefix, p.tags
                   FROM buzz_private.member_list_pieces p

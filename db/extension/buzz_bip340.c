@@ -143,6 +143,26 @@ fixed_size(bytea *value, int size, const char *name)
 	return (const unsigned char *) VARDATA_ANY(value);
 }
 
+/*
+ * The x-only key of pubkey_bytes, from the cache when it is the last key parsed: false when
+ * the bytes are not an x coordinate on the curve.
+ */
+static bool
+parsed_pubkey(const secp256k1_context *ctx, const unsigned char *pubkey_bytes,
+			  secp256k1_xonly_pubkey *pubkey)
+{
+	if (!cached_pubkey_valid || memcmp(cached_pubkey_bytes, pubkey_bytes, PUBKEY_BYTES) != 0)
+	{
+		cached_pubkey_valid = false;
+		if (!secp256k1_xonly_pubkey_parse(ctx, &cached_pubkey, pubkey_bytes))
+			return false;
+		memcpy(cached_pubkey_bytes, pubkey_bytes, PUBKEY_BYTES);
+		cached_pubkey_valid = true;
+	}
+	*pubkey = cached_pubkey;
+	return true;
+}
+
 PG_FUNCTION_INFO_V1(buzz_bip340_verify);
 
 Datum
@@ -158,20 +178,8 @@ buzz_bip340_verify(PG_FUNCTION_ARGS)
 	secp256k1_xonly_pubkey pubkey;
 	bool		valid;
 
-	if (cached_pubkey_valid && memcmp(cached_pubkey_bytes, pubkey_bytes, PUBKEY_BYTES) == 0)
-		pubkey = cached_pubkey;
-	else
-	{
-		cached_pubkey_valid = false;
-		if (secp256k1_xonly_pubkey_parse(ctx, &pubkey, pubkey_bytes))
-		{
-			memcpy(cached_pubkey_bytes, pubkey_bytes, PUBKEY_BYTES);
-			cached_pubkey = pubkey;
-			cached_pubkey_valid = true;
-		}
-	}
 	/* A key that is not an x coordinate on the curve signs nothing. */
-	valid = cached_pubkey_valid &&
+	valid = parsed_pubkey(ctx, pubkey_bytes, &pubkey) &&
 		secp256k1_schnorrsig_verify(ctx, sig, msg, MSG_BYTES, &pubkey) == 1;
 
 	PG_FREE_IF_COPY(sig_arg, 0);
@@ -308,7 +316,7 @@ buzz_bip340_first_invalid(PG_FUNCTION_ARGS)
 				 errmsg("bip340_first_invalid: %d signatures for %d messages", nsigs, nmsgs)));
 	if (nsigs == 0)
 		PG_RETURN_INT32(0);
-	if (!secp256k1_xonly_pubkey_parse(ctx, &pubkey, pubkey_bytes))
+	if (!parsed_pubkey(ctx, pubkey_bytes, &pubkey))
 		PG_RETURN_INT32(1);		/* a key not on the curve signs nothing */
 
 	valid = palloc(sizeof(bool) * nsigs);

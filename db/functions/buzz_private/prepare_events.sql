@@ -151,10 +151,16 @@ BEGIN
             FROM (SELECT ch.pubkey, CASE WHEN ch.was_member THEN 8001 ELSE 8000 END AS kind
                   FROM ROWS FROM (pg_catalog.unnest(v_pubkeys), pg_catalog.unnest(v_was_member))
                            AS ch (pubkey, was_member)
-                  WHERE ch.was_member <> EXISTS (
-                            SELECT FROM buzz_private.relay_members m
-                            WHERE m.community_id = v_community
-                              AND m.pubkey = ch.pubkey)) AS c;
+                  -- A probe of the primary key per pubkey (LIMIT keeps the subquery a
+                  -- parameterized scan). An EXISTS here may be planned as a hashed subplan,
+                  -- which reads every member of the community: in a plan kept for the session,
+                  -- on a relay of few communities, every row of the table.
+                  LEFT JOIN LATERAL (
+                      SELECT true AS is_member
+                      FROM buzz_private.relay_members m
+                      WHERE m.community_id = v_community AND m.pubkey = ch.pubkey
+                      LIMIT 1) AS present ON true
+                  WHERE ch.was_member <> (present.is_member IS NOT NULL)) AS c;
             RETURN QUERY
                 WITH member_events AS (
                     SELECT e.n, e.kind, e.member,

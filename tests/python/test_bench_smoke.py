@@ -83,7 +83,7 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
             assert figures[key]["ratio_of"] == "baseline_" + key.split("@")[0], key
 
     targets = {t["target"]: t for t in results["targets"]}
-    assert len(targets) == 7
+    assert len(targets) == 8
     # The roles target is judged at the largest size the run has.
     assert targets[f"write at {largest:,} members holding roles / holding none"]["result"] in (
         "pass",

@@ -456,7 +456,7 @@ def assert_downgrade_undoes(
 def test_downgrading_0009_undoes_exactly_it_and_what_came_after(new_database, head):
     url = new_database()
     alembic(url, "upgrade", "head")
-    assert revisions_in_order(url)[-2:] == ["0009", "0010"]
+    assert revisions_in_order(url)[-3:-1] == ["0009", "0010"]
     with psycopg.connect(url, autocommit=True) as c:
         # A rule in every table, so that the downgrade drops rows too.
         cid = c.execute(
@@ -482,8 +482,56 @@ def test_downgrading_0009_undoes_exactly_it_and_what_came_after(new_database, he
 def test_downgrading_0010_undoes_exactly_it(new_database, head):
     url = new_database()
     alembic(url, "upgrade", "head")
-    assert revisions_in_order(url)[-1] == "0010"
+    assert revisions_in_order(url)[-2] == "0010"
     with psycopg.connect(url, autocommit=True) as c:
         c.execute("SELECT buzz.accept_auth_event(repeat('a', 64), now())")
         c.execute("SELECT buzz.take_rate('invite', '{k}', 1, 60)")
     assert_downgrade_undoes(url, head, "0009", SHARED_TABLES, SHARED_FUNCTIONS)
+
+
+SCRATCH_TABLES = (
+    "tx_pending_lists", "tx_member_changes", "tx_prepared_events", "tx_published_events",
+    "tx_role_changes",
+)  # fmt: skip
+
+
+def scratch_tables(url: str) -> list[tuple[Any, ...]]:
+    """Each scratch table: its storage options, its pages, its rows."""
+    with psycopg.connect(url, autocommit=True) as c:
+        return [
+            c.execute(
+                sql.SQL(
+                    "SELECT c.reloptions, pg_relation_size(c.oid) / current_setting('block_size')::int,"
+                    " (SELECT count(*) FROM {})"
+                    " FROM pg_class c WHERE c.oid = {}::regclass"
+                ).format(sql.Identifier("buzz_private", t), sql.Literal(f"buzz_private.{t}"))
+            ).fetchone()
+            for t in SCRATCH_TABLES
+        ]
+
+
+def test_0011_gives_the_scratch_tables_pages_to_keep(new_database, head):
+    """Revision 0011: every scratch table has 16 pages or more, no row, and VACUUM keeps its
+    pages; the commit guard is on. Downgraded: the option is gone, the catalog as before."""
+    url = new_database()
+    alembic(url, "upgrade", "head")
+    assert revisions_in_order(url)[-1] == "0011"
+    for options, pages, rows in scratch_tables(url):
+        assert options == ["vacuum_truncate=off"] and pages >= 16 and rows == 0
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("VACUUM " + ", ".join(f"buzz_private.{t}" for t in SCRATCH_TABLES))
+        assert c.execute(
+            "SELECT tgenabled FROM pg_trigger"
+            " WHERE tgrelid = 'buzz_private.tx_pending_lists'::regclass AND NOT tgisinternal"
+        ).fetchall() == [("O",)]
+    assert all(pages >= 16 for _, pages, _ in scratch_tables(url))
+    alembic(url, "downgrade", "0010")
+    assert all(options is None for options, _, _ in scratch_tables(url))
+    down = catalog(url)
+    assert down["alembic_version"] == [("0010",)]
+    assert {k: v for k, v in down.items() if k != "alembic_version"} == {
+        k: v for k, v in head[1].items() if k != "alembic_version"
+    }
+    alembic(url, "upgrade", "head")
+    assert catalog(url) == head[1]
+    assert all(options == ["vacuum_truncate=off"] for options, _, _ in scratch_tables(url))

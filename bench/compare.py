@@ -2,6 +2,7 @@
 
     python -m bench.compare 7af0e7a                  # sizes 10 and 10,000
     python -m bench.compare HEAD~3 --sizes 10 --writes 600
+    python -m bench.compare HEAD --sizes 10 --apply part.sql   # what a part of the write costs
 
 A change to the write path is judged by what it saves the server, and a shared machine's load
 moves any figure between two runs: so both versions run here side by side. The other
@@ -12,6 +13,10 @@ writes (add a new pubkey, then remove it) alternate between the two databases, o
 writes. Prints per size and version: the median wall time and the server's CPU per write.
 Both databases use the C extension the server has installed (this checkout's, once
 scripts/setup has built it): what differs is the migrations and the SQL functions.
+
+--apply FILE runs FILE's SQL in the other revision's database once it is migrated: a function
+replaced by one with a part taken out, say, to weigh that part against the same revision
+before changing anything.
 """
 
 from __future__ import annotations
@@ -81,6 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("rev", help="the revision to compare this checkout with (e.g. a commit)")
     ap.add_argument("--sizes", default="10,10000", help="community sizes (default 10,10000)")
     ap.add_argument("--writes", type=int, default=300, help="timed writes per size and version")
+    ap.add_argument(
+        "--apply", type=Path, help="SQL to run in the other revision's database after migrating it"
+    )
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     admin_url = LocalCluster().start().url("postgres")
@@ -93,6 +101,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ):
             url = recreate(admin_url, f"buzz_compare_{len(versions)}")
             migrate(url)
+            if args.apply and name == args.rev:
+                with psycopg.connect(url, autocommit=True) as su:
+                    su.execute(args.apply.read_text())
             versions[name] = prepared(url, key, sizes)
     print(f"server CPU per write: {args.writes} writes per size and version, alternating")
     for n in sizes:

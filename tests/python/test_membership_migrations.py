@@ -17,6 +17,7 @@ import pytest
 from fixtures_membership import new_pubkey
 from psycopg import sql
 
+from buzz_signer.citus import SCRATCH_TABLES
 from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import url_with_dbname
 from buzz_signer.membership import Membership
@@ -489,12 +490,6 @@ def test_downgrading_0010_undoes_exactly_it(new_database, head):
     assert_downgrade_undoes(url, head, "0009", SHARED_TABLES, SHARED_FUNCTIONS)
 
 
-SCRATCH_TABLES = (
-    "tx_pending_lists", "tx_member_changes", "tx_prepared_events", "tx_published_events",
-    "tx_role_changes",
-)  # fmt: skip
-
-
 def scratch_tables(url: str) -> list[tuple[Any, ...]]:
     """Each scratch table: its storage options, its pages, its rows."""
     with psycopg.connect(url, autocommit=True) as c:
@@ -504,7 +499,7 @@ def scratch_tables(url: str) -> list[tuple[Any, ...]]:
                     "SELECT c.reloptions, pg_relation_size(c.oid) / current_setting('block_size')::int,"
                     " (SELECT count(*) FROM {})"
                     " FROM pg_class c WHERE c.oid = {}::regclass"
-                ).format(sql.Identifier("buzz_private", t), sql.Literal(f"buzz_private.{t}"))
+                ).format(sql.Identifier(*t.split(".")), sql.Literal(t))
             ).fetchone()
             for t in SCRATCH_TABLES
         ]
@@ -519,7 +514,7 @@ def test_0011_gives_the_scratch_tables_pages_to_keep(new_database, head):
     for options, pages, rows in scratch_tables(url):
         assert options == ["vacuum_truncate=off"] and pages >= 16 and rows == 0
     with psycopg.connect(url, autocommit=True) as c:
-        c.execute("VACUUM " + ", ".join(f"buzz_private.{t}" for t in SCRATCH_TABLES))
+        c.execute("VACUUM " + ", ".join(SCRATCH_TABLES))
         assert c.execute(
             "SELECT tgenabled FROM pg_trigger"
             " WHERE tgrelid = 'buzz_private.tx_pending_lists'::regclass AND NOT tgisinternal"

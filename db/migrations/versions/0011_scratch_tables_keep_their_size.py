@@ -25,6 +25,7 @@ down_revision = "0010"
 branch_labels = None
 depends_on = None
 
+# As they were at this revision (a later scratch table is a later migration's business).
 SCRATCH_TABLES = (
     "buzz_private.tx_pending_lists",
     "buzz_private.tx_member_changes",
@@ -54,13 +55,9 @@ INSERT INTO buzz_private.tx_published_events (xid, community_id, created_at)
 SELECT '0', gen_random_uuid(), 0 FROM generate_series(1, 3000);
 INSERT INTO buzz_private.tx_role_changes (xid, community_id, role_id)
 SELECT '0', gen_random_uuid(), 'filler' FROM generate_series(1, 3000);
-DELETE FROM buzz_private.tx_pending_lists WHERE xid = '0';
-DELETE FROM buzz_private.tx_member_changes WHERE xid = '0';
-DELETE FROM buzz_private.tx_prepared_events WHERE xid = '0';
-DELETE FROM buzz_private.tx_published_events WHERE xid = '0';
-DELETE FROM buzz_private.tx_role_changes WHERE xid = '0';
-ALTER TABLE buzz_private.tx_pending_lists ENABLE TRIGGER USER;
 """
+        + "\n".join(f"DELETE FROM {t} WHERE xid = '0';" for t in SCRATCH_TABLES)
+        + "\nALTER TABLE buzz_private.tx_pending_lists ENABLE TRIGGER USER;"
     )
 
 

@@ -2,7 +2,7 @@
 // logged-in person's signer. It appears when supportedmethods answers them some method, and
 // shows only the controls whose methods are among them: the relay decides who may call what.
 // The panels live in desk/: invites, members, join requests, roles, profile and join policy.
-import { community, watch } from './community.js'
+import { community, memberOf, watch } from './community.js'
 import { invitesPanel } from './desk/invites.js'
 import { membersPanel } from './desk/members.js'
 import { profilePanel } from './desk/profile.js'
@@ -107,8 +107,9 @@ async function open() {
     // A new list: an invite may have been used, a request approved elsewhere, someone
     // brought in or gone (the invitations' tree). Only those three are asked again: each read
     // is a NIP-98 signature, and a signer may ask the person for every one; the other lists
-    // change by the desk's own actions, which refresh them.
-    if (what === 'list') desk.refresh(['invites', 'requests', 'tree'])
+    // change by the desk's own actions, which refresh them. Not for a person the new list no
+    // longer names: the relay refuses a non-member every method.
+    if (what === 'list' && memberOf(desk.pubkey)) desk.refresh(['invites', 'requests', 'tree'])
   })
   desk.draw()
   await desk.refresh()

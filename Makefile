@@ -18,6 +18,15 @@ PG_PROVE   := pg_prove
 LOCALDB    := $(PY) -m buzz_signer.localdb
 # For stopping/removing it even without .venv (localdb needs only the standard library then).
 LOCALDB_ANY = $(if $(wildcard $(PY)),$(PY),python3) -m buzz_signer.localdb
+# The test suites' own clusters (docs/testing.md), apart from the one under .buzz/pg that the
+# demo and the relay keep their data in: in memory (tmpfs, /dev/shm) where there is one, since
+# every test creates and drops a database, a thousand files each time, and on this machine's
+# ext4 disk creating them became 15 times slower as deletions piled up; under .buzz/test otherwise.
+TEST_ROOT ?= $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then \
+  echo "/dev/shm/buzz-test-$$(printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)"; \
+  else echo '$(CURDIR)/.buzz/test'; fi)
+TEST_LOCALDB     = BUZZ_LOCAL_DB='$(TEST_ROOT)/pg' $(LOCALDB)
+TEST_LOCALDB_ANY = BUZZ_LOCAL_DB='$(TEST_ROOT)/pg' $(LOCALDB_ANY)
 
 DB       := buzz
 DEMO_DB  := buzz_demo
@@ -25,8 +34,11 @@ PGTAP_DB := buzz_pgtap
 # BIP-340's test vectors 0-14, as the npm package bip-schnorr ships them (tests/node).
 BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.json
 PYTEST_ARGS ?=
+# pytest-xdist workers for the Python suites (docs/testing.md); 0 runs them in one process.
+TEST_WORKERS ?= 2
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
+.PHONY: test-db test-db-stop
 .PHONY: citus citus-db citus-stop test-citus
 
 help: ## list the targets
@@ -45,6 +57,12 @@ db-stop: ## stop the local PostgreSQL cluster
 
 db-status: ## say whether the local cluster runs, and its URL
 	@$(LOCALDB_ANY) status || true
+
+test-db: setup ## start the test suites' PostgreSQL cluster (in memory under /dev/shm where it can)
+	@$(TEST_LOCALDB) start >/dev/null
+
+test-db-stop: ## stop the test suites' PostgreSQL cluster
+	@$(TEST_LOCALDB_ANY) stop 2>/dev/null || true
 
 migrate: db ## migrate database 'buzz' in the local cluster to the newest revision (creating it if missing)
 	@url="$$($(LOCALDB) create $(DB))"; \
@@ -75,10 +93,10 @@ relay: migrate ## buzz-relay on database 'buzz', demo community at ws://localhos
 
 test: lint pgtap pytest ## every test: ruff, pgTAP, then pytest
 
-pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_prove tests/pgtap/*.sql
+pgtap: test-db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_prove tests/pgtap/*.sql
 	@shopt -s nullglob; files=(tests/pgtap/*.sql); \
 	if [ $${#files[@]} -eq 0 ]; then echo "pgtap: no tests/pgtap/*.sql to run" >&2; exit 1; fi; \
-	url="$$($(LOCALDB) create --recreate $(PGTAP_DB))"; \
+	url="$$($(TEST_LOCALDB) create --recreate $(PGTAP_DB))"; \
 	DATABASE_URL="$$url" $(ALEMBIC) upgrade head; \
 	$(PSQL) "$$url" -c 'CREATE EXTENSION IF NOT EXISTS pgtap' \
 	                -c 'CREATE EXTENSION IF NOT EXISTS plpgsql_check' \
@@ -87,20 +105,20 @@ pgtap: db ## pgTAP tests: new database 'buzz_pgtap', alembic upgrade head, pg_pr
 	  SELECT n, lower(v.pk) AS pk, lower(v.m) AS m, lower(v.sig) AS sig, v.result, v.comment \
 	  FROM ROWS FROM (json_to_recordset(:'vectors') AS (pk text, m text, sig text, result boolean, comment text)) \
 	  WITH ORDINALITY AS v (pk, m, sig, result, comment, n)"; \
-	eval "$$($(LOCALDB) env $(PGTAP_DB))"; \
+	eval "$$($(TEST_LOCALDB) env $(PGTAP_DB))"; \
 	$(PG_PROVE) "$${files[@]}"
 
-pytest: db ## Python tests (tests/python) against the local cluster; PYTEST_ARGS=... to pass options
-	@BUZZ_TEST_ADMIN_URL="$$($(LOCALDB) url postgres)" $(PYTEST) $(PYTEST_ARGS)
+pytest: test-db ## Python tests (tests/python) on the test cluster; PYTEST_ARGS=... to pass options
+	@BUZZ_TEST_ADMIN_URL="$$($(TEST_LOCALDB) url postgres)" $(PYTEST) -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 	@$(RUFF) check buzz_signer tests db/migrations bench
 
 # The same system on a Citus cluster (docs/scale-out.md): a coordinator and two workers under
-# .buzz/citus, on loopback ports from 55101. CITUS_SRC holds the Citus 13.2.2 source and its
+# $(TEST_ROOT)/citus (in memory, like the test cluster), on loopback ports from 55101. CITUS_SRC holds the Citus 13.2.2 source and its
 # build.sh (third_party/citus/README.md); an installed Citus is used as it is.
 CITUS_SRC ?= third_party/citus
-LOCALCITUS := $(PY) -m buzz_signer.localcitus
+LOCALCITUS := BUZZ_LOCAL_CITUS='$(TEST_ROOT)/citus' $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
 CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
   citus membership_writes membership_guard roles concurrency role_concurrency ban_concurrency \
@@ -114,14 +132,16 @@ citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unles
 	elif [ -f "$(CITUS_SRC)/build.sh" ]; then bash "$(CITUS_SRC)/build.sh"; \
 	else echo "citus: not installed, and no $(CITUS_SRC)/build.sh (set CITUS_SRC)" >&2; exit 1; fi
 
-citus-db: citus ## start the local Citus cluster (coordinator and two workers) in .buzz/citus
+citus-db: citus ## start the test Citus cluster (coordinator and two workers, beside the test cluster)
 	@$(LOCALCITUS) start
 
-citus-stop: ## stop the local Citus cluster
+citus-stop: ## stop the test Citus cluster
 	@$(LOCALCITUS) stop 2>/dev/null || true
 
 test-citus: citus-db ## the suites that apply, on the local Citus cluster (PYTEST_ARGS=... passes options)
-	@BUZZ_TEST_CITUS=1 $(PYTEST) $(CITUS_TESTS) $(PYTEST_ARGS)
+	@export BUZZ_TEST_CITUS=1 BUZZ_LOCAL_CITUS='$(TEST_ROOT)/citus'; \
+	$(PYTEST) -n $(TEST_WORKERS) -m 'not alone_on_server' $(CITUS_TESTS) $(PYTEST_ARGS); \
+	$(PYTEST) -m alone_on_server $(CITUS_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: none selected
 
 # bench and soak: the local cluster started, and the bench extra (matplotlib) installed if missing.
 .PHONY: bench bench-citus soak bench-deps
@@ -149,6 +169,9 @@ SOAK_ARGS ?=
 soak: bench-deps ## sustained writes for SOAK_MINUTES (10): does a write slow or a table grow? bench/out/soak.json
 	@$(PY) -m bench.soak --minutes $(SOAK_MINUTES) $(SOAK_ARGS)
 
-clean: ## stop the local cluster and remove .buzz/ (every local database)
+clean: ## stop the local and test clusters and remove them and .buzz/ (every local database)
 	@$(LOCALDB_ANY) destroy
+	@$(TEST_LOCALDB_ANY) destroy
+	@if [ -x "$(PY)" ]; then $(LOCALCITUS) destroy; fi
+	@rm -rf '$(TEST_ROOT)'
 	@rm -rf .buzz

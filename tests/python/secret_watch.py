@@ -24,6 +24,10 @@ Scans do not search for each secret separately: they pull every run of 64 or mor
 digits (each 64-character window of it) and every ``nsec1`` + 58 bech32 characters out of the
 text, lowercase them, and look them up in the set of secrets. A secret found anywhere fails
 the run (exit status 1) with a summary that says where, never what.
+
+Under pytest-xdist each worker watches its own tests (its keys, its databases, the server log
+while it ran) and hands its counts and findings to the controller, which prints one summary and
+fails the run for any worker's finding, or for a worker that ended without handing them over.
 """
 
 from __future__ import annotations
@@ -451,25 +455,73 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     finally:
         _restore_log_statement()
         _remove_in_process_hooks()
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        # A pytest-xdist worker: its exit status is not the run's, so the controller
+        # (pytest_testnodedown below) adds up what each worker watched and found.
+        workeroutput["secret_watch"] = _summary()
     if _watch.findings:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _summary() -> dict[str, Any]:
+    w = _watch
+    return {
+        "secrets": sum(len(s) == 64 for s in w.secrets),
+        "keys": w.keys,
+        "structured": len(w.structured),
+        "log_bytes": w.log_bytes,
+        "log_notes": [w.log_note] if w.log_path or w.admin_url else [],
+        "databases": w.databases,
+        "tables": w.tables,
+        "table_bytes": w.table_bytes,
+        "table_notes": [w.table_note] if w.table_note else [],
+        "exceptions": w.exceptions,
+        "failed_reports": w.failed_reports,
+        "findings": list(w.findings),
+    }
+
+
+_worker_summaries: list[dict[str, Any]] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    summary = getattr(node, "workeroutput", {}).get("secret_watch")
+    if summary is None:
+        _watch.findings.append(
+            f"worker {getattr(node, 'gateway', node)} ended without its secret watch summary "
+            "(it crashed?): what it saw was not checked"
+        )
+        return
+    _worker_summaries.append(summary)
+    _watch.findings.extend(summary["findings"])
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     tr = terminalreporter
-    w = _watch
+    if hasattr(tr.config, "workeroutput"):
+        return
+    runs = _worker_summaries or [_summary()]
+    total = {k: sum(r[k] for r in runs) for k in runs[0] if not isinstance(runs[0][k], list)}
+    log_notes = "; ".join(n for r in runs for n in r["log_notes"]) or (
+        "the tests did not use the database server"
+    )
+    table_notes = "; ".join(n for r in runs for n in r["table_notes"])
+    workers = f" over {len(_worker_summaries)} workers" if _worker_summaries else ""
     tr.section("secret watch")
     tr.write_line(
-        f"{sum(len(s) == 64 for s in w.secrets)} relay secrets watched "
-        f"({w.keys} RelayKeys made, {len(w.structured)} test-vector secrets like 00..03 not "
-        f"watched); server log: {w.log_bytes} bytes scanned ({w.log_note}); "
-        f"{w.databases} databases, {w.tables} tables, {w.table_bytes} bytes of rows scanned"
-        f"{' (' + w.table_note + ')' if w.table_note else ''}; {w.exceptions} exception texts "
-        f"and {w.failed_reports} failure reports checked"
+        f"{total['secrets']} relay secrets watched{workers} "
+        f"({total['keys']} RelayKeys made, {total['structured']} test-vector secrets like 00..03"
+        f" not watched); server log: {total['log_bytes']} bytes scanned ({log_notes}); "
+        f"{total['databases']} databases, {total['tables']} tables, {total['table_bytes']} bytes"
+        f" of rows scanned{' (' + table_notes + ')' if table_notes else ''}; "
+        f"{total['exceptions']} exception texts and {total['failed_reports']} failure reports"
+        " checked"
     )
-    if w.findings:
+    if _watch.findings:
         tr.write_line("A RELAY SECRET KEY WAS FOUND; the run fails:", red=True, bold=True)
-        for where in w.findings:
+        for where in _watch.findings:
             tr.write_line(f"  in {where}", red=True)
     else:
         tr.write_line("no relay secret found", green=True)

@@ -508,7 +508,9 @@ def test_refuses_every_other_form_of_a_user_event(
 
 @pytest.mark.parametrize("kind", [KIND_ADD_USER, KIND_REMOVE_USER])
 @pytest.mark.parametrize("created_at", [0, 1, T, 2**63 - 1])
-@pytest.mark.parametrize("pk", ["00" * 32, "ff" * 32, "0123456789abcdef" * 4, D])
+@pytest.mark.parametrize(
+    "pk", ["00" * 32, "ff" * 32, "0123456789abcdef" * 4, D], ids=["00s", "ffs", "0-f", "random"]
+)
 def test_accepts_user_events_at_the_edges(
     signer: Signer, kind: int, created_at: int, pk: str
 ) -> None:

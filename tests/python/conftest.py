@@ -7,14 +7,18 @@
   ``buzz_signer.migrate.upgrade``, made once per run, dropped at the end. It accepts no
   connections (``ALLOW_CONNECTIONS false``), so that it can always serve as a template.
 - ``db_url`` (function): the URL of a new database copied from the template, dropped after
-  the test.
+  the test (on a thread of its own, while the next tests run).
 - ``conn`` (function): a psycopg 3 connection to ``db_url`` (autocommit off), closed after.
 
 With ``BUZZ_TEST_CITUS=1`` (``make test-citus``) the server is the project's local Citus
-cluster (buzz_signer.localcitus, ``.buzz/citus``): ``admin_url`` is its coordinator's, and each
+cluster (buzz_signer.localcitus, ``$BUZZ_LOCAL_CITUS`` or ``.buzz/citus``): ``admin_url`` is its coordinator's, and each
 database above exists on every node (a copy of the template on each, which Citus sees as one
 sharded database), migrated and distributed as `buzz-admin migrate` does on a coordinator.
 ``servers`` (session) lists the superuser URLs of every node, the coordinator's first.
+
+Under pytest-xdist (``make test`` runs two workers, docs/testing.md) each worker has its own
+template and databases; the migrations' roles belong to the whole server, so ``admin_url``
+waits for the template.
 
 The fixtures are lazy: tests that request none of them start no server. Tests that use them
 get the ``db`` marker, so ``pytest -m "not db"`` runs the rest without PostgreSQL.
@@ -83,6 +87,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "single_server(reason): asserts what only one server does (skipped on a Citus cluster;"
         " docs/scale-out.md says what differs)",
     )
+    config.addinivalue_line(
+        "markers",
+        "alone_on_server(reason): disturbs the server every test shares (kills a node): the"
+        " Makefile runs these after the others, in one process (docs/testing.md)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -92,6 +101,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         marker = item.get_closest_marker("single_server")
         if CITUS and marker is not None:
             item.add_marker(pytest.mark.skip(reason=f"on one server only: {marker.args[0]}"))
+
+
+@pytest.hookimpl(trylast=True)  # after the skips: a skipped test is not in the way
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    if workers > 1 and item.get_closest_marker("alone_on_server") is not None:
+        pytest.fail(
+            "this test disturbs the server the other workers' tests share: run it in one"
+            " process (`-m alone_on_server`, without -n), as `make test-citus` does"
+        )
 
 
 def _admin_execute(admin_url: str, *statements) -> None:
@@ -123,6 +142,16 @@ def _drop_everywhere(servers: list[str], name: str) -> None:
         )
 
 
+@contextmanager
+def _server_lock(admin_url: str, what: str) -> Iterator[None]:
+    """A session-level advisory lock on the server, held by one run at a time."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute("SELECT pg_advisory_lock(hashtext(%s))", (f"buzz tests: {what}",))
+        yield
+
+
 @pytest.fixture(scope="session")
 def servers() -> list[str]:
     if CITUS:
@@ -137,7 +166,10 @@ def servers() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def admin_url(servers: list[str]) -> str:
+def admin_url(servers: list[str], template_db: str) -> str:
+    # The template first: its migration creates the project's roles, which belong to the whole
+    # server, so that no test migrating a database of its own races another worker to create
+    # (or GRANT) them.
     return servers[0]
 
 
@@ -151,12 +183,15 @@ def template_db(servers: list[str]) -> Iterator[str]:
     name = f"buzz_template_{os.getpid()}_{secrets.token_hex(3)}"
     ident = sql.Identifier(name)
     _drop_everywhere(servers, name)
-    if CITUS:
-        local_citus().create_database(name)
-    else:
-        _admin_execute(servers[0], sql.SQL("CREATE DATABASE {}").format(ident))
     try:
-        upgrade(url_with_dbname(servers[0], name))
+        # The migrations create the project's roles, which belong to the whole server: runs
+        # that share a server (pytest-xdist's workers) make their templates one at a time.
+        with _server_lock(servers[0], "the test template"):
+            if CITUS:
+                local_citus().create_database(name)
+            else:
+                _admin_execute(servers[0], sql.SQL("CREATE DATABASE {}").format(ident))
+            upgrade(url_with_dbname(servers[0], name))
         # A template must have no sessions: close any the migration left, and take no more.
         for url in servers:
             _admin_execute(
@@ -169,7 +204,37 @@ def template_db(servers: list[str]) -> Iterator[str]:
             )
         yield name
     finally:
+        _dropper.wait()
         _drop_everywhere(servers, name)
+
+
+class _Dropper:
+    """Drops the tests' databases on threads of its own, while the next tests run.
+
+    DROP DATABASE takes a tenth of a second or more a node (it waits for the database's
+    sessions, Citus's maintenance daemon among them, to end, then checkpoints), almost all of it
+    waiting: doing it in the background takes it off every test's time. A failed drop fails the
+    run when the template is dropped at the end (``wait``), as it would have failed a test."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self._pending: list[Any] = []
+
+    def drop_later(self, servers: list[str], name: str) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="drop-database")
+        self._pending = [f for f in self._pending if not f.done() or f.exception()]
+        self._pending.append(self._pool.submit(_drop_everywhere, servers, name))
+
+    def wait(self) -> None:
+        pending, self._pending = self._pending, []
+        for future in pending:
+            future.result()
+
+
+_dropper = _Dropper()
 
 
 @contextmanager
@@ -192,7 +257,7 @@ def copy_of_template(servers: list[str], template_db: str, name: str) -> Iterato
     try:
         yield url_with_dbname(servers[0], name)
     finally:
-        _drop_everywhere(servers, name)
+        _dropper.drop_later(servers, name)
 
 
 @pytest.fixture

@@ -492,6 +492,9 @@ def _adder(url: str, key: RelayKey, communities: list[Any], stop: threading.Even
         m.close()
 
 
+@pytest.mark.alone_on_server(
+    "kills a worker, which breaks every other session's connections to it, other tests' included"
+)
 def test_a_worker_killed_during_writes_loses_no_committed_write(db_url, mem, su, key):
     """kill -9 of every server process of one worker while two sessions add members to
     communities on both workers; the worker restarts and the coordinator recovers the

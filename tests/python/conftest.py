@@ -89,16 +89,28 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "cluster_runs_first_case(reason): cases of input the relay checks before any SQL: a"
+        " Citus cluster runs the first case only (docs/testing.md)",
+    )
+    config.addinivalue_line(
+        "markers",
         "alone_on_server(reason): disturbs the server every test shares (kills a node): the"
         " Makefile runs these after the others, in one process (docs/testing.md)",
     )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    first_cases: set[tuple[str, str]] = set()
     for item in items:
         if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.db)
         marker = item.get_closest_marker("single_server")
+        if CITUS and marker is None:
+            marker = item.get_closest_marker("cluster_runs_first_case")
+            function = (item.nodeid.split("::")[0], getattr(item, "originalname", item.name))
+            if marker is not None and function not in first_cases:
+                first_cases.add(function)
+                marker = None
         if CITUS and marker is not None:
             item.add_marker(pytest.mark.skip(reason=f"on one server only: {marker.args[0]}"))
 

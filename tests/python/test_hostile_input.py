@@ -1215,6 +1215,14 @@ def conn_rolled_back(hc: psycopg.Connection) -> Iterator[psycopg.Connection]:
     hc.rollback()
 
 
+@pytest.fixture(scope="module")
+def writer(world: World) -> Iterator[Membership]:
+    """The module's own writes around the cases (a connection kept: on a cluster a new one
+    costs its coordinator and worker sessions' first calls)."""
+    with Membership.connect(world.url, world.key) as m:
+        yield m
+
+
 def new_role_id() -> str:
     return f"r-{secrets.token_hex(6)}"
 
@@ -1576,21 +1584,22 @@ _STORED_ON_CLUSTER = _stored_on_cluster()
         for t, lbl, v in STORED
     ],
 )
-def test_stored_verbatim(target, label, value, world: World, su, conn_rolled_back) -> None:
+def test_stored_verbatim(
+    target, label, value, world: World, su, conn_rolled_back, writer: Membership
+) -> None:
     conn = conn_rolled_back
     func, arg = target.split(".")
     # A community of its own: committed lists of one community run ahead of the clock by a
     # second each, and these cases commit many.
     pk, pk2, role, request = new_pubkey(), new_pubkey(), new_role_id(), secrets.token_hex(32)
-    with Membership.connect(world.url, world.key) as m:
-        c = m.create_community(f"s-{secrets.token_hex(6)}.hostile.example.org", new_pubkey())
-        c = c.details["community_id"]
-        code = m.create_relay_invite(c, "stored", max_uses=None).code
-        assert m.set_join_policy(c, "request") == "updated"
-        if func in ("approve_join_request", "reject_join_request"):  # pk's request, pending
-            assert m.request_membership(c, pk, request).outcome == "requested"
-        if func == "assign_method":  # methods are assigned to members
-            assert m.add_relay_member(c, pk).outcome == "added"
+    c = writer.create_community(f"s-{secrets.token_hex(6)}.hostile.example.org", new_pubkey())
+    c = c.details["community_id"]
+    code = writer.create_relay_invite(c, "stored", max_uses=None).code
+    assert writer.set_join_policy(c, "request") == "updated"
+    if func in ("approve_join_request", "reject_join_request"):  # pk's request, pending
+        assert writer.request_membership(c, pk, request).outcome == "requested"
+    if func == "assign_method":  # methods are assigned to members
+        assert writer.add_relay_member(c, pk).outcome == "added"
     before = snapshot(su)
     before_list = su.execute("SELECT buzz.member_list(%s)", (c,)).fetchone()[0]
     params: dict[str, Any] = {"c": c, "pk": pk, "pks": [pk, pk2], "role": role, "request": request}
@@ -1802,7 +1811,20 @@ def _expect_insert_fails(conn, expect: str, ids: Any, sigs: Any, names_id: bool 
     TRIED[f"rejected ({expect})"] += 1
 
 
-@pytest.mark.parametrize("case", SIG_CASES, ids=[c.label for c in SIG_CASES])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            c,
+            id=c.label,
+            # an injection into an id or a signature: one per quoting class on a cluster
+            marks=[ON_ONE_SERVER_ONLY]
+            if c.label.split("-", 1)[1] in _INJECTION_LABELS - CLUSTER_INJECTIONS
+            else [],
+        )
+        for c in SIG_CASES
+    ],
+)
 def test_insert_signed_events_hostile(case: SigCase, world: World, su, conn_rolled_back) -> None:
     conn = conn_rolled_back
     before = snapshot(su)

@@ -247,6 +247,23 @@ def signer(relay: Any, who: str) -> Person:
 
 
 BY = pytest.mark.parametrize("who", ["owner", "admin"])
+# The method's SQL is the same whoever calls it, and who may call it is the relay's lookup,
+# which the tests under BY check on the cluster: there the rest run as the owner only.
+BY_OWNER_ON_CLUSTER = pytest.mark.parametrize(
+    "who",
+    [
+        "owner",
+        pytest.param(
+            "admin",
+            marks=pytest.mark.single_server(
+                "the owner's case runs the same SQL; the cluster runs it, and admins' rights"
+                " in test_supportedmethods and test_allowpubkey_adds_a_member_with_its_list"
+            ),
+        ),
+    ],
+)
+# Checked by the relay before any SQL: nothing a cluster changes.
+HEADER_CHECK = pytest.mark.single_server("the relay checks the request before any SQL")
 
 
 def welcome(relay: Any) -> str:
@@ -390,7 +407,7 @@ def test_disallowpubkey_of_an_admin_by_the_owner(relay, node_client):
     assert everything(relay) == unchanged
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_listallowedpubkeys(relay, node_client, who):
     newcomer = Person.new()
     relay.mem.add_relay_member(relay.community_id, newcomer.pubkey)
@@ -404,7 +421,7 @@ def bans(relay: Any) -> list[tuple[str, str | None, str | None]]:
     return [(b.pubkey, b.reason, b.banned_by) for b in relay.mem.banned_pubkeys(relay.community_id)]
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, node_client, who):
     actor, member = signer(relay, who), relay.member.pubkey
     invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
@@ -459,7 +476,7 @@ def information(relay: Any) -> dict[str, Any]:
     return json.loads(body)
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
     actor = signer(relay, who)
     assert information(relay)["name"] == relay.host  # no name yet
@@ -492,7 +509,7 @@ def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
     assert relay.mem.community_profile(relay.community_id) == ("Night Owls", None, None, "invite")
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_join_requests_are_listed_approved_and_rejected(relay, node_client, who):
     actor = signer(relay, who)
     cellist, drummer, stranger = Person.new(), Person.new(), Person.new()
@@ -547,7 +564,7 @@ def test_join_requests_are_listed_approved_and_rejected(relay, node_client, who)
     live(relay, initial(relay) | {cellist.pubkey: "member", stranger.pubkey: "member"})
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_claims_create_list_join_delete(relay, node_client, who):
     actor = signer(relay, who)
     shared, flotilla, once = "Shared-Link_1", "7152039318437226", "one-use-only"
@@ -717,6 +734,7 @@ BAD_AUTH = {
 }
 
 
+@HEADER_CHECK
 def test_bad_auth_is_401(relay, node_client):
     here = relay.process.http
     cases = {name: dict(spoil) for name, spoil in BAD_AUTH.items()}
@@ -800,6 +818,7 @@ def test_a_read_accepts_its_header_again(relay, node_client):
     refused(stale[0], 401)
 
 
+@HEADER_CHECK
 def test_u_names_this_relay_in_any_accepted_form(relay, node_client):
     port = relay.process.port
     forms = [
@@ -818,6 +837,7 @@ def test_u_names_this_relay_in_any_accepted_form(relay, node_client):
         assert answer["event"]["tags"][0] == ["u", u]
 
 
+@HEADER_CHECK
 def test_u_with_more_than_the_relay_url_is_401(relay, node_client):
     # u must be this relay's URL (a trailing / allowed): not one with user info, a query or a
     # fragment added, though each still has this relay's host and port.
@@ -918,6 +938,7 @@ def test_bad_params_and_bodies_are_400(relay, node_client):
     live(relay, initial(relay))
 
 
+@HEADER_CHECK
 def test_body_without_params_is_400(relay, node_client):
     # The contract: a JSON object with a string method AND an array params; none is not [].
     (answer,) = send(
@@ -941,6 +962,7 @@ def test_another_content_type_is_415(relay, node_client):
     assert everything(relay) == unchanged
 
 
+@HEADER_CHECK
 def test_cors_preflight(relay):
     request = urllib.request.Request(
         relay.process.http + "/",
@@ -998,7 +1020,7 @@ def role_state(relay: Any) -> tuple[Any, ...]:
 BASE_ROLES = ["admin", "member", "owner"]
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_createrole_editrole_listroles(relay, node_client, who):
     actor = signer(relay, who)
     before = definitions(relay)
@@ -1111,7 +1133,7 @@ def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, node_
     assert role_state(relay) == unchanged
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_assignrole_unassignrole_and_deleterole(relay, node_client, who):
     actor = signer(relay, who)
     member, admin = relay.member.pubkey, relay.admin.pubkey
@@ -1225,7 +1247,7 @@ def test_role_methods_on_an_archived_community_are_400(relay, node_client):
 # ---------------------------------------------------------------------------- our extensions
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_setmemberrole_changes_the_base_role_with_its_list(relay, node_client, who):
     actor, member = signer(relay, who), relay.member.pubkey
     before = relay.mem.member_list(relay.community_id)
@@ -1275,7 +1297,7 @@ def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
     live(relay, initial(relay))
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_revokeinvite_by_its_id(relay, node_client, who):
     actor = signer(relay, who)
     # A one-use invite of the kind 28935 mints (no claim names it), and a claim.
@@ -1353,7 +1375,7 @@ def quotas(relay: Any) -> dict[str, int | None]:
     return relay.mem.invite_quotas(relay.community_id)
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, node_client, who):
     actor, cid, member = signer(relay, who), relay.community_id, relay.member.pubkey
     # member brought in friend, friend brought in cousin; the owner brought in bystander.
@@ -1399,7 +1421,7 @@ def test_removebranch_of_an_admin_takes_those_they_brought_in(relay, node_client
     live(relay, {relay.owner.pubkey: "owner", relay.member.pubkey: "member"})
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_setinvitequota_and_listinvitequotas(relay, node_client, who):
     actor = signer(relay, who)
     assert call(node_client, relay, actor, "listinvitequotas") == {"admin": None, "member": 0}
@@ -1416,7 +1438,7 @@ def test_setinvitequota_and_listinvitequotas(relay, node_client, who):
     assert everything(relay) == unchanged
 
 
-@BY
+@BY_OWNER_ON_CLUSTER
 def test_listinvitetree_answers_every_member_with_who_brought_them_in(relay, node_client, who):
     cid, member = relay.community_id, relay.member.pubkey
     relay.mem.set_invite_quota(cid, "member", 3)

@@ -28,6 +28,9 @@ from buzz_signer.relay.protocol import MAX_STORED_READS
 
 pytest_plugins = ("fixtures_membership",)
 
+# Each case is refused by the relay's own parsing, before any SQL: a cluster runs the first.
+PARSED_BY_THE_RELAY = pytest.mark.cluster_runs_first_case("the relay refuses it before any SQL")
+
 HOST = "relay.test"
 
 
@@ -121,6 +124,7 @@ def test_req_filters_select_membership_events(db_url, key, world, reader):
     assert [e["kind"] for e in events_of(got["relay"])] == [8001]
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize(
     ("message", "prefix"),
     [
@@ -145,6 +149,7 @@ def test_req_refusals_are_closed_with_their_prefix(db_url, key, world, message, 
     assert reason.startswith(prefix), reason
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize(
     "text",
     [
@@ -242,6 +247,7 @@ def test_auth_accepts_this_connections_challenge_for_this_relay(db_url, key, wor
     assert pubkey == world.member.pubkey
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize(
     "case", ["other_challenge", "other_relay", "stale", "future", "wrong_kind", "bad_sig", "no_tags"]
 )
@@ -500,6 +506,7 @@ def test_leave_refusals_change_nothing(db_url, key, world, reader, case):
     assert members_of(reader, world.cid) == before
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize("kind", [13534, 8000, 8001, 33534, 28935, 5])
 def test_relay_kinds_from_clients_are_blocked(db_url, key, world, kind):
     async def scenario(c):
@@ -901,6 +908,7 @@ def test_events_committed_during_the_stored_read_follow_eose(db_url, key, world)
     assert live == [["EVENT", "s", new_list]]  # sent once, after EOSE; the 8000 not again
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize(
     "fields",
     [
@@ -1083,6 +1091,7 @@ def test_member_tags_carry_defined_roles_and_nothing_breaks_on_them(db_url, key,
     assert reader.member_list_drift(world.cid) == []
 
 
+@PARSED_BY_THE_RELAY
 @pytest.mark.parametrize(
     "kind, tags",
     [

@@ -34,8 +34,9 @@ PGTAP_DB := buzz_pgtap
 # BIP-340's test vectors 0-14, as the npm package bip-schnorr ships them (tests/node).
 BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.json
 PYTEST_ARGS ?=
-# pytest-xdist workers for the Python suites (docs/testing.md); 0 runs them in one process.
-TEST_WORKERS ?= 2
+# pytest-xdist workers for the Python suites (docs/testing.md): 0 runs them in one process, as
+# the default does until the tests that fail under two workers' load are fixed (docs/testing.md).
+TEST_WORKERS ?= 0
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
 .PHONY: test-db test-db-stop

@@ -17,6 +17,9 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    -- Before any member row, as a ban takes it: a ban under way would wait for a row this
+    -- locks while this waits for the ban (lock_bans).
+    PERFORM buzz_private.lock_bans(p_community, false);
     PERFORM FROM buzz_private.roles r
     WHERE r.community_id = p_community AND r.role_id = v_role
     FOR KEY SHARE;

@@ -16,6 +16,9 @@ BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_ownership(p_community);
     PERFORM buzz_private.lock_community(p_community);
+    -- Before any member row, as a ban takes it: a ban under way would wait for a row this
+    -- locks while this waits for the ban (lock_bans).
+    PERFORM buzz_private.lock_bans(p_community, false);
     IF EXISTS (SELECT FROM buzz_private.relay_members m
                WHERE m.community_id = p_community AND m.pubkey = v_pubkey
                  AND m.role = 'owner') THEN

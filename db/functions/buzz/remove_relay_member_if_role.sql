@@ -19,6 +19,9 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    -- Before any member row, as a ban takes it: a ban under way would wait for a row this
+    -- locks while this waits for the ban (lock_bans).
+    PERFORM buzz_private.lock_bans(p_community, false);
     IF buzz_private.remove_member(p_community, v_pubkey, v_role) THEN
         RETURN 'removed';
     END IF;

@@ -26,6 +26,9 @@ BEGIN
     PERFORM buzz_private.lock_ownership(p_community);
     PERFORM buzz_private.lock_owner_limit(v_new_owner);
     PERFORM buzz_private.lock_community(p_community);
+    -- Before any member row, as a ban takes it: a ban under way would wait for a row this
+    -- locks while this waits for the ban (lock_bans).
+    PERFORM buzz_private.lock_bans(p_community, false);
 
     -- Read without a row lock: the ownership lock already keeps every other ownership change
     -- out, and no other write touches the owner's row. The rows are locked below, in order.

@@ -15,6 +15,9 @@ DECLARE
 BEGIN
     PERFORM buzz_private.require_read_committed();
     PERFORM buzz_private.lock_community(p_community);
+    -- Before any member row, as a ban takes it: a ban under way would wait for a row this
+    -- locks while this waits for the ban (lock_bans).
+    PERFORM buzz_private.lock_bans(p_community, false);
     UPDATE buzz_private.relay_members m SET roles = pg_catalog.array_remove(m.roles, v_role)
     WHERE m.community_id = p_community AND m.pubkey = v_pubkey AND m.roles @> ARRAY[v_role];
     IF FOUND THEN

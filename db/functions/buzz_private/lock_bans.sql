@@ -1,6 +1,9 @@
 -- buzz_private.lock_bans(p_community uuid, p_exclusive boolean) -> void
 -- The community's ban lock, a transaction-scoped advisory lock: every path that makes a
--- member takes it shared (they never wait on each other), ban_pubkey exclusive. So a ban and a
+-- member or locks a member's row takes it shared (they never wait on each other), ban_pubkey
+-- exclusive. A path that locked a member's row without it could deadlock with a ban: the ban
+-- holds this lock and waits for the row, the path holds the row and, later in its
+-- transaction, waits for this lock (to add a member, say). So a ban and a
 -- join of the same pubkey never both commit unseen by the other: the join either committed
 -- before the ban looked for the member (and the ban removes it), or it sees the ban and
 -- refuses. Taken after the community lock and before any member row, as both sides take it.

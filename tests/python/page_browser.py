@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -258,8 +259,24 @@ def role_labels(mem: Membership, cid: Any) -> dict[str, str]:
     return labels
 
 
-def assert_shows_database(page: Page, mem: Membership, cid: Any) -> None:
-    """Every member the page shows is the database's, with its npub, base role and roles."""
+def assert_shows_database(page: Page, mem: Membership, cid: Any, timeout: float = 10) -> None:
+    """Every member the page shows is the database's, with its npub, base role and roles.
+
+    The role definitions (33534) may reach the page after the list it has verified, and a
+    role is drawn by its id until its label is in: the check is repeated, until `timeout`,
+    while the page may still be drawing them."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            _shows_database(page, mem, cid)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+            page.wait_for_timeout(50)
+
+
+def _shows_database(page: Page, mem: Membership, cid: Any) -> None:
     members = {m.pubkey: m for m in mem.relay_members(cid)}
     labels = role_labels(mem, cid)
     shown = shown_members(page)

@@ -260,7 +260,9 @@ def test_sigterm_in_a_burst_of_joins_closes_cleanly_and_loses_no_acknowledged_jo
             await task
             return joiners
 
-    joiners = asyncio.run(main())
+    # Bounded: its loops wait for joins to be acknowledged, and a relay that stops answering
+    # must fail the test, not hang the run.
+    joiners = asyncio.run(asyncio.wait_for(main(), timeout=120))
     ended = [j for j in joiners if j.close_code is not None]
     assert ended, "no client was on the process that stopped"
     assert len(ended) < len(joiners), "no client was on the process that stayed"

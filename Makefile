@@ -34,8 +34,8 @@ PGTAP_DB := buzz_pgtap
 # BIP-340's test vectors 0-14, as the npm package bip-schnorr ships them (tests/node).
 BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.json
 PYTEST_ARGS ?=
-# pytest-xdist workers for the Python suites (docs/testing.md): 0 runs them in one process, as
-# the default does until the tests that fail under two workers' load are fixed (docs/testing.md).
+# pytest-xdist workers for the Python suites: 0 runs them in one process, the default until
+# two whole runs with two workers pass (docs/testing.md says what they exposed).
 TEST_WORKERS ?= 0
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean

@@ -634,7 +634,8 @@ def _as_oid(n: int) -> int:
 def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
     """docs/operations.md: ownership (1, hashtext(community_id::text)), owner limit
     (2, hashtext(pubkey)), relay key (3, 0) shared by prepare and exclusive by rotation, the ban
-    lock (5, hashtext(community_id::text)) shared by joins and exclusive by a ban, the list lock
+    lock (5, hashtext(community_id::text)) shared by joins and whatever locks a member's row and
+    exclusive by a ban, the list lock
     in the bigint space; all transaction-scoped."""
     cid = community.cid
     new_owner = new_pubkey()
@@ -651,11 +652,13 @@ def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
         assert _advisory_locks(c) == {
             (1, _as_oid(h_cid), 2, "ExclusiveLock"),
             (2, _as_oid(h_new), 2, "ExclusiveLock"),
+            (5, _as_oid(h_cid), 2, "ShareLock"),  # it locks member rows: the ban lock first
         }
         c.execute("SELECT * FROM buzz.prepare_membership_events(%s)", (key.pubkey,)).fetchall()
         assert _advisory_locks(c) == {
             (1, _as_oid(h_cid), 2, "ExclusiveLock"),
             (2, _as_oid(h_new), 2, "ExclusiveLock"),
+            (5, _as_oid(h_cid), 2, "ShareLock"),
             (3, 0, 2, "ShareLock"),
             (hi, lo, 1, "ExclusiveLock"),
         }
@@ -667,9 +670,12 @@ def test_locks_are_those_docs_operations_lists(db_url, key, su, community):
         assert _advisory_locks(c) == {(2, _as_oid(h_creator), 2, "ExclusiveLock")}
         c.rollback()
 
-        # bootstrap_owner: the ownership lock.
+        # bootstrap_owner: the ownership lock, and the ban lock before the owner's row.
         c.execute("SELECT buzz.bootstrap_owner(%s, %s)", (cid, new_owner))
-        assert _advisory_locks(c) == {(1, _as_oid(h_cid), 2, "ExclusiveLock")}
+        assert _advisory_locks(c) == {
+            (1, _as_oid(h_cid), 2, "ExclusiveLock"),
+            (5, _as_oid(h_cid), 2, "ShareLock"),
+        }
         c.rollback()
 
         # rotate_relay_key: the relay-key lock, exclusive, first.

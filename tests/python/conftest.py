@@ -16,7 +16,7 @@ database above exists on every node (a copy of the template on each, which Citus
 sharded database), migrated and distributed as `buzz-admin migrate` does on a coordinator.
 ``servers`` (session) lists the superuser URLs of every node, the coordinator's first.
 
-Under pytest-xdist (``make test`` runs two workers, docs/testing.md) each worker has its own
+Under pytest-xdist (``make test TEST_WORKERS=2``, docs/testing.md) each worker has its own
 template and databases; the migrations' roles belong to the whole server, so ``admin_url``
 waits for the template.
 

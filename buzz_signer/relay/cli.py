@@ -19,6 +19,7 @@ from .limits import DEFAULT_LIMITS, Limits
 from .management import MAX_INVITE_USES, TTL_SECONDS
 from .moderation import IPNetwork, parse_network
 from .server import RelayConfig, run
+from .urls import RelayUrl, public_urls
 from .workers import LOG_FORMAT, address_in_use, raise_open_files, supervise
 
 __all__ = ["main"]
@@ -57,6 +58,16 @@ def _trusted_proxies(
     return tuple(proxies)
 
 
+def _public_urls(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[RelayUrl, ...]:
+    """Each --public-url value: URLs separated by commas or spaces (as BUZZ_RELAY_PUBLIC_URL)."""
+    try:
+        return public_urls(item for value in values for item in value.replace(",", " ").split())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def _limit_option(name: str, help_text: str):
     default = getattr(DEFAULT_LIMITS, name)
     return click.option(
@@ -75,6 +86,17 @@ def _limit_option(name: str, help_text: str):
     "--community",
     metavar="ID|HOST",
     help="Serve this one community whatever the Host header says (default: by Host).",
+)
+@click.option(
+    "--public-url",
+    "public",
+    multiple=True,
+    metavar="URL",
+    envvar="BUZZ_RELAY_PUBLIC_URL",
+    callback=_public_urls,
+    help="The URL clients use (wss://relay.example.org; repeat, or separate by commas): AUTH"
+    " and NIP-98 must name one of these. Without it, the Host header names the relay, and"
+    " with --community only that community's host does.",
 )
 @click.option(
     "--key-file",
@@ -160,6 +182,7 @@ def _limit_option(name: str, help_text: str):
 def main(
     listen: str,
     community: str | None,
+    public: tuple[RelayUrl, ...],
     key_file: Path | None,
     pool_size: int,
     upstream: str | None,
@@ -201,6 +224,7 @@ def main(
         database_url=url,
         key=key,
         community=community,
+        public_urls=public,
         limits=Limits(**limits),
         pool_size=pool_size,
         upstream=upstream,

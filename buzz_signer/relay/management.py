@@ -1,7 +1,7 @@
 """NIP-86 relay management for one community: a POST in, a JSON-RPC answer out.
 
 `Management` knows no HTTP server and no driver, like RelaySession: it is given the request's
-Authorization header, its body and the hosts the request may name, and returns the HTTP status
+Authorization header, its body and the URLs the request may name, and returns the HTTP status
 and the JSON object to answer. Who is calling is NIP-98's business (`authenticated`): a kind
 27235 event naming this relay, POST and the body's sha256, fresh. A method that changes
 something accepts each event once; the read methods (`supportedmethods`, `list...`) accept it
@@ -96,7 +96,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
 from ..errors import BuzzError, CommunityArchived, InvalidArgument, InviteQuotaExhausted
@@ -108,6 +108,7 @@ from ..nostr import is_lower_hex
 from .moderation import parse_network
 from .nip98 import USED_ALREADY, Refused, authenticated, fresh_until
 from .protocol import NO_INVITES_LEFT, Community
+from .urls import RelayNames
 
 __all__ = ["CONTENT_TYPE", "DELEGABLE", "Management", "ManagementBackend", "may_call"]
 
@@ -569,12 +570,12 @@ class Management:
         }
 
     async def handle(
-        self, community: Community, header: str | None, body: bytes, hosts: Iterable[str]
+        self, community: Community, header: str | None, body: bytes, names: RelayNames
     ) -> tuple[int, dict[str, Any]]:
         """(HTTP status, answer) for one POST."""
         try:
             now = time.time()
-            event = authenticated(header, body, hosts, now)
+            event = authenticated(header, body, names, now)
             name, params = self._request(body)
             # Once in every relay process of the database (SPEC section 9).
             if not reads_only(name) and not await self.backend.accept_auth_event(

@@ -13,12 +13,10 @@ import base64
 import binascii
 import hashlib
 import json
-from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..nostr import KIND_HTTP_AUTH, verify_event
-from .protocol import normalize_host
+from .urls import RelayNames
 
 __all__ = ["AUTH_WINDOW_SECONDS", "USED_ALREADY", "Refused", "authenticated", "fresh_until"]
 
@@ -39,22 +37,6 @@ def _tag(event: dict[str, Any], name: str) -> str | None:
     return values[0] if len(values) == 1 else None
 
 
-def _names_this_relay(url: str | None, hosts: set[str]) -> bool:
-    """Is `url` this relay's URL: http(s) or ws(s), one of `hosts`, at most a trailing `/`?"""
-    if not url:
-        return False
-    parts = urlsplit(url)
-    return (
-        parts.scheme.lower() in ("http", "https", "ws", "wss")
-        and "@" not in parts.netloc
-        and parts.path in ("", "/")
-        and not parts.query
-        and not parts.fragment
-        and not url.endswith(("?", "#"))
-        and normalize_host(url) in hosts
-    )
-
-
 def _decoded_event(header: str | None) -> dict[str, Any]:
     if not header:
         raise Refused(401, "auth-required: send a NIP-98 Authorization header")
@@ -70,16 +52,14 @@ def _decoded_event(header: str | None) -> dict[str, Any]:
     return event
 
 
-def authenticated(
-    header: str | None, body: bytes, hosts: Iterable[str], now: float
-) -> dict[str, Any]:
+def authenticated(header: str | None, body: bytes, names: RelayNames, now: float) -> dict[str, Any]:
     """The NIP-98 event of an Authorization header that proves its author sent this POST of
     `body`, whether or not it was used before; Refused (401) when it proves nothing.
-    `hosts`: the hosts its `u` may name."""
+    `names`: the URLs its `u` may name (urls.py)."""
     event = _decoded_event(header)
     if event["kind"] != KIND_HTTP_AUTH:
         raise Refused(401, f"invalid: the Authorization event must be of kind {KIND_HTTP_AUTH}")
-    if not _names_this_relay(_tag(event, "u"), set(hosts)):
+    if not names.name_this_relay(_tag(event, "u")):
         raise Refused(401, "invalid: the Authorization event's u tag is not this relay's URL")
     if _tag(event, "method") != "POST":
         raise Refused(401, "invalid: the Authorization event's method tag must be POST")

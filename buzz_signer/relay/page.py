@@ -21,6 +21,7 @@ from aiohttp import web
 
 from ..membership import CommunityProfile
 from .protocol import Community
+from .urls import RelayUrl
 
 log = logging.getLogger("buzz_relay")
 
@@ -100,10 +101,13 @@ class InviteLink:
     relay_url: str
 
     @classmethod
-    def of(cls, request: web.Request) -> InviteLink | None:
+    def of(cls, request: web.Request, public_url: RelayUrl | None = None) -> InviteLink | None:
+        """The link of a request for /?claim=<code>; `public_url`: --public-url's first."""
         code = request.query.get("claim", "")
         if not code:
             return None
+        if public_url is not None:
+            return cls(code, str(public_url))
         # Behind a TLS proxy the relay sees plain http; the proxy's word is trusted only for
         # this link, shown to the person who sent it (and redrawn by the script from the
         # address the browser really used).

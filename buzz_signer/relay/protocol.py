@@ -27,7 +27,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 from ..errors import (
     BuzzError,
@@ -58,6 +57,7 @@ from .limits import (
     SharedWindow,
     SlidingWindow,
 )
+from .urls import RelayNames
 
 __all__ = [
     "NO_INVITES_LEFT",
@@ -66,7 +66,6 @@ __all__ = [
     "Community",
     "Observer",
     "RelaySession",
-    "normalize_host",
     "relay_message",
 ]
 
@@ -154,21 +153,6 @@ class Observer:
         database took."""
 
 
-def normalize_host(url_or_host: str) -> str | None:
-    """`wss://Relay.Example.org:443/x` -> `relay.example.org`: lower-case, the port kept unless
-    it is its scheme's default. None when there is no host."""
-    text = url_or_host.strip()
-    parts = urlsplit(text if "://" in text else "//" + text)
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
-        return None
-    if not host:
-        return None
-    default = {"ws": 80, "http": 80, "wss": 443, "https": 443}.get(parts.scheme.lower())
-    return host.lower() if port is None or port == default else f"{host.lower()}:{port}"
-
-
 def relay_message(*parts: Any) -> str:
     """A relay message as compact JSON text: ["OK", id, true, ""] and the like."""
     return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
@@ -228,8 +212,8 @@ class RelaySession:
         "_auths",
         "_backend",
         "_clock",
-        "_hosts",
         "_limits",
+        "_names",
         "_observer",
         "_signer",
         "_subscriptions",
@@ -245,7 +229,7 @@ class RelaySession:
         signer: Signer,
         *,
         limits: Limits = DEFAULT_LIMITS,
-        request_host: str | None = None,
+        names: RelayNames | None = None,
         address: str | None = None,
         observer: Observer | None = None,
         clock: Callable[[], float] = time.time,
@@ -259,8 +243,8 @@ class RelaySession:
         self._auths: SlidingWindow | None = None
         self._observer = observer or Observer()
         self._clock = clock
-        # The relay tag of an AUTH may name the community's host or the one the client used.
-        self._hosts = tuple(h for h in (community.host, normalize_host(request_host or "")) if h)
+        # What the relay tag of an AUTH may name (urls.py): by default, the community's host.
+        self._names = names or RelayNames(hosts=frozenset({community.host}))
         self.challenge = secrets.token_hex(16)
         self.pubkey: str | None = None  # set by a successful AUTH
         self._subscriptions: dict[str, _Subscription] = {}
@@ -535,7 +519,7 @@ class RelaySession:
         if challenge is None or challenge[1:2] != [self.challenge]:
             raise _Refused("invalid: the challenge tag is not this connection's", "bad_challenge")
         relay = _first_tag(event, "relay")
-        if relay is None or len(relay) < 2 or normalize_host(relay[1]) not in self._hosts:
+        if relay is None or len(relay) < 2 or not self._names.name_this_relay(relay[1]):
             raise _Refused("invalid: the relay tag does not name this relay", "bad_relay")
 
     def _require_fresh(self, event: dict[str, Any]) -> None:

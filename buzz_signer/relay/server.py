@@ -47,7 +47,8 @@ from .page import (
     page_response,
     render,
 )
-from .protocol import Community, RelaySession, normalize_host
+from .protocol import Community, RelaySession
+from .urls import RelayNames, RelayUrl
 
 log = logging.getLogger("buzz_relay")
 
@@ -85,6 +86,8 @@ class RelayConfig:
     key: RelayKey
     # --community ID|HOST: serve this one community whatever the Host header says.
     community: str | None = None
+    # --public-url: the URLs clients use; AUTH and NIP-98 must name one (urls.py).
+    public_urls: tuple[RelayUrl, ...] = ()
     limits: Limits = DEFAULT_LIMITS
     pool_size: int = 10
     # The NIP-11 name behind the gate when the upstream's document has none.
@@ -317,6 +320,17 @@ async def _community(request: web.Request) -> Community | None:
     return community
 
 
+def _relay_names(request: web.Request, community: Community) -> RelayNames:
+    """What an AUTH or a NIP-98 event on this request may name as this relay (urls.py)."""
+    config = request.app[STATE].config
+    return RelayNames.of(
+        config.public_urls,
+        community.host,
+        request.host,
+        one_community=config.community is not None,
+    )
+
+
 # ------------------------------------------------------------------ HTTP
 
 
@@ -375,7 +389,8 @@ async def community_page(request: web.Request, community: Community) -> web.Resp
         log.warning("the page without its member count (%s)", type(exc).__name__)
         count = None
     state.metrics.request("page", "ok")
-    invite = InviteLink.of(request)  # /?claim=<code>: an invite link
+    public = state.config.public_urls
+    invite = InviteLink.of(request, public[0] if public else None)  # /?claim=<code>
     return page_response(render(community, profile, count, request.app[ASSETS], invite))
 
 
@@ -449,10 +464,11 @@ async def manage(request: web.Request) -> web.Response:
     if request.content_type != MANAGEMENT_CONTENT_TYPE:
         status, answer = 415, {"error": f"invalid: Content-Type must be {MANAGEMENT_CONTENT_TYPE}"}
     else:
-        # The u tag may name the community's host or the Host the client used (as for AUTH).
-        hosts = {community.host, normalize_host(request.host or "")} - {None}
         status, answer = await state.management.handle(
-            community, request.headers.get("Authorization"), await request.read(), hosts
+            community,
+            request.headers.get("Authorization"),
+            await request.read(),
+            _relay_names(request, community),
         )
     state.metrics.request("manage", str(status))
     return web.json_response(answer, status=status, headers=CORS_HEADERS)
@@ -512,7 +528,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         state.backend,
         state.signer,
         limits=limits,
-        request_host=request.host,
+        names=_relay_names(request, community),
         address=address,
         observer=state.metrics,
     )

@@ -7,6 +7,8 @@ runs it, minus the websocket.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -42,6 +44,20 @@ def signed(
 
 def auth_event(secret: str, challenge: str, relay_url: str, **kw: Any) -> dict[str, Any]:
     return signed(secret, 22242, [["relay", relay_url], ["challenge", challenge]], **kw)
+
+
+def nip98_header(
+    secret: str,
+    body: bytes,
+    url: str,
+    method: str = "POST",
+    kind: int = 27235,
+    created_at: int | None = None,
+) -> str:
+    """An Authorization header proving `secret`'s owner sends `body` to `url` (NIP-98)."""
+    tags = [["u", url], ["method", method], ["payload", hashlib.sha256(body).hexdigest()]]
+    event = signed(secret, kind, tags, created_at=created_at)
+    return "Nostr " + base64.b64encode(json.dumps(event).encode()).decode()
 
 
 class SessionClient:

@@ -2,15 +2,17 @@
 
 Test modules load it with ``pytest_plugins = ("fixtures_membership", "relay_fixtures")``.
 
-- ``start_relay(*flags, community=...)``: starts ``buzz-relay`` (the console script of this
-  checkout's .venv) on a free port against the test's ``db_url``, with the relay key in its
-  environment, and waits until ``/healthz`` answers. Returns a ``RelayProcess``; every process
-  is stopped after the test and its log is checked for the relay secret.
+- ``start_relay(*flags, port=, env=, public_url=)``: starts ``buzz-relay`` (the console script
+  of this checkout's .venv) on a free port against the test's ``db_url``, with the relay key in
+  its environment, and waits until ``/healthz`` answers. Returns a ``RelayProcess``; every
+  process is stopped after the test and its log is checked for the relay secret.
+  With ``--community``, it adds ``--public-url ws://127.0.0.1:PORT`` as an operator would
+  (``public_url=False`` leaves it out).
 - ``relay``: one community (owner, one admin, one member, keys known) served by a running
   relay with ``--community``: a ``Relay`` with everything a client test needs.
 
 Clients connect to ``relay.url`` (``ws://127.0.0.1:PORT``); that is also what their AUTH
-``relay`` tag should name.
+``relay`` tag and NIP-98 ``u`` should name.
 """
 
 from __future__ import annotations
@@ -122,8 +124,17 @@ def start_relay(
 ) -> Iterator[Callable[..., RelayProcess]]:
     started: list[RelayProcess] = []
 
-    def start(*flags: str, port: int | None = None, env: dict[str, str] | None = None):
+    def start(
+        *flags: str,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        public_url: bool = True,
+    ):
         port = port or free_port()
+        if public_url and "--community" in flags and "--public-url" not in flags:
+            # As an operator runs it: one community, and the URL its clients use (AUTH and
+            # NIP-98 must name it; the Host they send does not count).
+            flags = (*flags, "--public-url", f"ws://127.0.0.1:{port}")
         log = tmp_path / f"relay-{port}-{len(started)}.log"
         environ = os.environ | {
             "DATABASE_URL": db_url,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import itertools
 import json
 import time
@@ -20,7 +19,7 @@ import pytest
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey
-from relay_client import backend_on, signed
+from relay_client import backend_on, nip98_header
 from relay_fixtures import Person
 
 from buzz_signer.keys import RelayKey
@@ -29,23 +28,16 @@ from buzz_signer.nip19 import encode_npub
 from buzz_signer.relay.management import Management
 from buzz_signer.relay.nip98 import Refused, authenticated, fresh_until
 from buzz_signer.relay.protocol import Community
+from buzz_signer.relay.urls import RelayNames
 
 pytest_plugins = ("fixtures_membership",)
 
 HOST = "relay.example.org:7447"
+THIS_RELAY = RelayNames(hosts=frozenset({HOST}))
 
 
-def header(
-    secret: str,
-    body: bytes,
-    url: str = f"http://{HOST}",
-    method: str = "POST",
-    kind: int = 27235,
-    created_at: int | None = None,
-) -> str:
-    tags = [["u", url], ["method", method], ["payload", hashlib.sha256(body).hexdigest()]]
-    event = signed(secret, kind, tags, created_at=created_at)
-    return "Nostr " + base64.b64encode(json.dumps(event).encode()).decode()
+def header(secret: str, body: bytes, url: str = f"http://{HOST}", **kw: Any) -> str:
+    return nip98_header(secret, body, url, **kw)
 
 
 def refusal(call: Any) -> tuple[int, str]:
@@ -67,8 +59,8 @@ def refusal(call: Any) -> tuple[int, str]:
 )
 def test_a_nip98_event_for_this_relay_proves_its_author(url: str) -> None:
     who, body = Person.new(), b'{"method":"supportedmethods","params":[]}'
-    hosts = {"relay.example.org:7447", "other.example"}
-    event = authenticated(header(who.secret, body, url), body, hosts, time.time())
+    names = RelayNames(hosts=frozenset({"relay.example.org:7447", "other.example"}))
+    event = authenticated(header(who.secret, body, url), body, names, time.time())
     assert event["pubkey"] == who.pubkey
 
 
@@ -112,7 +104,7 @@ def test_what_a_nip98_header_must_prove(case: str) -> None:
         "old": header(who.secret, body, created_at=now - 61),
         "future": header(who.secret, body, created_at=now + 61),
     }[case]
-    status, message = refusal(lambda: authenticated(spoilt, body, {HOST}, time.time()))
+    status, message = refusal(lambda: authenticated(spoilt, body, THIS_RELAY, time.time()))
     assert status == 401
     assert message.split(":")[0] in ("auth-required", "invalid")
 
@@ -121,9 +113,9 @@ def test_a_nip98_event_is_accepted_once_in_the_database(db_url: str, key: RelayK
     """buzz.accept_auth_event: true the first time, false for the same id again, whichever
     connection (relay process) asks; an expired one is deleted by later calls."""
     who, body = Person.new(), b"{}"
-    once = authenticated(header(who.secret, body), body, {HOST}, time.time())
+    once = authenticated(header(who.secret, body), body, THIS_RELAY, time.time())
     again = authenticated(
-        header(who.secret, body, created_at=int(time.time()) - 1), body, {HOST}, time.time()
+        header(who.secret, body, created_at=int(time.time()) - 1), body, THIS_RELAY, time.time()
     )
 
     async def main() -> list[bool]:
@@ -171,7 +163,7 @@ def answers(
             management = Management(backend, key, **options)
             community = Community(world.cid, world.host)
             return [
-                await management.handle(community, auth, body, {world.host})
+                await management.handle(community, auth, body, RelayNames(hosts=frozenset({world.host})))
                 for auth, body in requests
             ]
 
@@ -456,7 +448,7 @@ def test_concurrent_createroles_of_one_id_define_it_once(db_url, key, mem, reade
             async def create(i: int, label: str) -> tuple[int, dict[str, Any]]:
                 body = json.dumps({"method": "createrole", "params": ["vip", label, str(i)]})
                 auth = header(world.owner.secret, body.encode(), f"https://{world.host}")
-                return await management.handle(community, auth, body.encode(), {world.host})
+                return await management.handle(community, auth, body.encode(), RelayNames(hosts=frozenset({world.host})))
 
             return await asyncio.gather(*(create(i, label) for i, label in enumerate(labels)))
 

@@ -215,7 +215,7 @@ def test_join_section_carries_the_join_policy(relay: Relay):
     assert "join-code" not in get_page(relay.process, "/?claim=")[0].by_id
 
 
-def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay):
+def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay, start_relay):
     """What works without a script or a signer: the code, and Flotilla's join link with the
     relay's URL as clients name it. The code stays out of the relay's log."""
     relay.mem.set_community_profile(relay.community_id, "name", "Nightjar Birders")
@@ -237,16 +237,19 @@ def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay):
     assert page.inline_styles == 0
     assert headers["Cache-Control"] == "no-cache"
     assert_secure(headers)  # no-referrer: the code is not sent on by a link followed
-    # Behind a TLS proxy: wss://, and the host the browser used, without a port.
-    page = get_page(
-        relay.process,
-        f"/?claim={code}",
-        {"Host": "birders.example.org", "X-Forwarded-Proto": "https"},
-    )[0]
+    proxied = {"Host": "birders.example.org", "X-Forwarded-Proto": "https"}
+    # The relay runs with --public-url (relay_fixtures): the link names it, whatever the Host.
+    page = get_page(relay.process, f"/?claim={code}", proxied)[0]
+    assert page.by_id["join-flotilla"]["attrs"]["href"] == (
+        f"{FLOTILLA}?r=ws%3A%2F%2F127.0.0.1%3A{relay.process.port}&c={code}"
+    )
+    # Without one, behind a TLS proxy: wss://, and the host the browser used, without a port.
+    bare = start_relay("--community", str(relay.community_id), public_url=False)
+    page = get_page(bare, f"/?claim={code}", proxied)[0]
     assert page.by_id["join-flotilla"]["attrs"]["href"] == (
         f"{FLOTILLA}?r=wss%3A%2F%2Fbirders.example.org&c={code}"
     )
-    assert code not in relay.process.log()
+    assert code not in relay.process.log() + bare.log()
 
 
 def test_a_hostile_claim_is_text_and_the_link_is_encoded(relay: Relay):

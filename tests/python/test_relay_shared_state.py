@@ -81,8 +81,8 @@ class Socket:
             pass
         return answer[2], answer[3]
 
-    async def auth(self, person: Person, relay: RelayProcess) -> None:
-        assert await self.ok_auth(auth_event(person.secret, self.challenge, relay.url))
+    async def auth(self, person: Person, public_url: str) -> None:
+        assert await self.ok_auth(auth_event(person.secret, self.challenge, public_url))
 
     async def ok_auth(self, event: dict[str, Any]) -> bool:
         await self.send("AUTH", event)
@@ -119,7 +119,9 @@ class Two(NamedTuple):
 def two(start_relay, mem: Membership) -> Two:
     owner, host = Person.new(), new_host()
     cid = mem.create_community(host, owner.pubkey).details["community_id"]
+    # Two processes behind one public URL, as behind a proxy: AUTH and NIP-98 name it.
     flags = ("--community", str(cid), "--invites-per-hour", "2", "--max-failed-claims", "2")
+    flags += ("--public-url", f"wss://{host}")
     return Two(cid, host, owner, start_relay(*flags), start_relay(*flags))
 
 
@@ -146,15 +148,15 @@ def test_an_authorization_accepted_by_one_process_is_refused_by_the_other(two: T
 
 
 def test_invites_and_failed_claims_are_counted_across_both_processes(two: Two, mem, reader):
-    cid, owner, a, b = two.cid, two.owner, two.a, two.b
+    cid, host, owner, a, b = two
     right = mem.create_relay_invite(cid, owner.pubkey, max_uses=None).code
     guesser = Person.new()
 
     async def main() -> tuple[list[str], list[tuple[bool, str]]]:
         async with aiohttp.ClientSession() as http:
             on_a, on_b = await Socket.open(http, a), await Socket.open(http, b)
-            await on_a.auth(owner, a)
-            await on_b.auth(owner, b)
+            await on_a.auth(owner, f"wss://{host}")
+            await on_b.auth(owner, f"wss://{host}/")
             minted = []
             for n, sock in enumerate((on_a, on_a, on_b)):  # 2 per hour, across both
                 await sock.send("REQ", f"inv{n}", {"kinds": [28935]})

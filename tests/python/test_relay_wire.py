@@ -9,11 +9,12 @@ write is in test_relay_nostr_tools.py and test_relay_nostr_sdk.py.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
+import os
+import subprocess
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -25,8 +26,9 @@ from psycopg.conninfo import conninfo_to_dict
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey, verify_both
-from relay_client import auth_event, signed
-from relay_fixtures import Person, Relay, RelayProcess
+from ports import free_port
+from relay_client import auth_event, nip98_header, signed
+from relay_fixtures import BUZZ_RELAY, Person, Relay, RelayProcess
 from secret_watch import leaks_in
 
 from buzz_signer.membership import Membership
@@ -257,6 +259,139 @@ def test_auth_from_another_connection_or_for_another_relay_is_refused(relay: Rel
     asyncio.run(main())
 
 
+def _manage(relay: RelayProcess, who: Person, u: str, host: str | None = None) -> int:
+    """The HTTP status of a NIP-86 supportedmethods whose NIP-98 event names `u`, sent with
+    Host `host`."""
+    body = json.dumps({"method": "supportedmethods", "params": []}).encode()
+    headers = {
+        "Content-Type": "application/nostr+json+rpc",
+        "Authorization": nip98_header(who.secret, body, u),
+    } | ({"Host": host} if host else {})
+    request = urllib.request.Request(relay.http, data=body, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+async def _auth_names(
+    http: aiohttp.ClientSession, relay: RelayProcess, who: Person, named: str, host: str
+) -> tuple[bool, str]:
+    """(accepted, reason) of an AUTH whose relay tag names `named`, on a connection that sent
+    Host `host`."""
+    sock, challenge = await connect(http, relay.url, host)
+    await sock.send("AUTH", auth_event(who.secret, challenge, named))
+    _, _, accepted, reason = await sock.recv()
+    await sock.ws.close()
+    return accepted, reason
+
+
+NOT_THIS_RELAY = "invalid: the relay tag does not name this relay"
+
+
+def test_with_one_community_a_host_the_client_sends_is_not_this_relay(start_relay, mem):
+    """A relay that forwards our AUTH challenge (and the Host) to a member's client must not
+    become that member here: with --community and no --public-url, only the community's host."""
+    owner = Person.new()
+    host = new_host()
+    cid = mem.create_community(host, owner.pubkey).details["community_id"]
+    relay = start_relay("--community", str(cid), public_url=False)
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            evil = "evil.example.org"
+            assert await _auth_names(http, relay, owner, f"wss://{evil}", evil) == (
+                False,
+                NOT_THIS_RELAY,
+            )
+            assert await _auth_names(http, relay, owner, relay.url, relay.url[5:]) == (
+                False,
+                NOT_THIS_RELAY,
+            )
+            assert (await _auth_names(http, relay, owner, f"wss://{host}", evil))[0] is True
+
+    asyncio.run(main())
+    assert _manage(relay, owner, "https://evil.example.org", "evil.example.org") == 401
+    assert _manage(relay, owner, relay.http) == 401
+    assert _manage(relay, owner, f"https://{host}/", "evil.example.org") == 200
+
+
+def test_with_a_public_url_only_that_url_is_this_relay(start_relay, mem):
+    owner = Person.new()
+    host = new_host()
+    cid = mem.create_community(host, owner.pubkey).details["community_id"]
+    public = "wss://relay.example.org"
+    relay = start_relay("--community", str(cid), "--public-url", public)
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            for named, sent in [
+                (relay.url, relay.url[5:]),  # the address it listens on
+                (f"wss://{host}", host),  # the community's host, which the URL does not name
+                ("ws://relay.example.org", "relay.example.org"),  # not TLS
+                ("wss://relay.example.org:8443", "relay.example.org:8443"),
+            ]:
+                assert await _auth_names(http, relay, owner, named, sent) == (
+                    False,
+                    NOT_THIS_RELAY,
+                ), named
+            assert (await _auth_names(http, relay, owner, public + "/", "x.example"))[0] is True
+
+    asyncio.run(main())
+    assert _manage(relay, owner, relay.http) == 401
+    assert _manage(relay, owner, f"https://{host}", host) == 401
+    assert _manage(relay, owner, "https://relay.example.org/") == 200
+    # The invite link the page draws names the public URL, whatever Host the browser sent.
+    status, page, _ = relay.get("/?claim=abc", {"Accept": "text/html"})
+    assert status == 200
+    assert "r=wss%3A%2F%2Frelay.example.org&amp;c=abc" in page
+
+
+def test_by_host_with_a_public_url_the_host_chooses_the_community_only(start_relay, mem):
+    owner = Person.new()
+    port = free_port()
+    host = f"127.0.0.1:{port}"
+    mem.create_community(host, owner.pubkey)
+    relay = start_relay("--public-url", "wss://relay.example.org", port=port)
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            assert await _auth_names(http, relay, owner, relay.url, host) == (False, NOT_THIS_RELAY)
+            assert (await _auth_names(http, relay, owner, "wss://relay.example.org", host))[0]
+
+    asyncio.run(main())
+
+
+def test_public_urls_from_the_environment(start_relay, mem):
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    env = {"BUZZ_RELAY_PUBLIC_URL": "wss://a.example.org, wss://b.example.org"}
+    relay = start_relay("--community", str(cid), env=env, public_url=False)
+
+    async def main() -> list[bool]:
+        async with aiohttp.ClientSession() as http:
+            return [
+                (await _auth_names(http, relay, owner, named, "a.example.org"))[0]
+                for named in ("wss://a.example.org", "wss://b.example.org/", relay.url)
+            ]
+
+    assert asyncio.run(main()) == [True, True, False]
+
+
+def test_a_public_url_that_is_not_a_relays_is_a_usage_error(db_url: str, key) -> None:
+    done = subprocess.run(
+        [str(BUZZ_RELAY), "--public-url", "https://relay.example.org/admin"],
+        env=os.environ | {"DATABASE_URL": db_url, "BUZZ_RELAY_SECRET_KEY": key.secret_hex()},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "is not a relay's URL" in done.stderr
+
+
 def test_connections_per_address_are_bounded(start_relay, mem: Membership):
     cid = mem.create_community(new_host(), new_pubkey()).details["community_id"]
     relay = start_relay("--community", str(cid), "--max-connections-per-ip", "3")
@@ -283,12 +418,13 @@ def test_claim_defaults_reach_nip86_createclaim(start_relay, mem: Membership):
     cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
     relay = start_relay("--community", str(cid), "--claim-max-uses", "7", "--claim-ttl", "3600")
     body = json.dumps({"method": "createclaim", "params": ["tuesday-hackers"]}).encode()
-    tags = [["u", relay.http], ["method", "POST"], ["payload", hashlib.sha256(body).hexdigest()]]
-    proof = base64.b64encode(json.dumps(signed(owner.secret, 27235, tags)).encode()).decode()
     request = urllib.request.Request(
         relay.http,
         data=body,
-        headers={"Content-Type": "application/nostr+json+rpc", "Authorization": "Nostr " + proof},
+        headers={
+            "Content-Type": "application/nostr+json+rpc",
+            "Authorization": nip98_header(owner.secret, body, relay.http),
+        },
     )
     with urllib.request.urlopen(request, timeout=10) as resp:
         assert json.loads(resp.read()) == {"result": True}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
@@ -21,7 +20,7 @@ from typing import Protocol
 from aiohttp import WSMsgType, web
 
 from .outbound import Outbox
-from .protocol import relay_message
+from .protocol import MalformedMessage, parse_message, relay_message
 
 __all__ = [
     "RESTART_CLOSED",
@@ -145,11 +144,8 @@ class Connection:
 
 def _refused(text: str) -> list[str]:
     """The answer to a message that arrived once the drain began: it is not started."""
-    try:
-        msg = json.loads(text)
-    except (ValueError, RecursionError):
-        return []
-    if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str:
+    msg = parse_message(text)
+    if isinstance(msg, MalformedMessage) or len(msg) < 2:
         return []
     if msg[0] == "EVENT" and isinstance(msg[1], dict) and type(msg[1].get("id")) is str:
         return [relay_message("OK", msg[1]["id"], False, RESTART_REFUSED)]

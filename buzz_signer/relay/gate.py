@@ -44,7 +44,14 @@ from ..nostr import (
 )
 from .filters import WireEvent
 from .moderation import EMPTY, Rules
-from .protocol import RELAY_KINDS, SERVED_KINDS, RelaySession, relay_message
+from .protocol import (
+    RELAY_KINDS,
+    SERVED_KINDS,
+    MalformedMessage,
+    RelaySession,
+    parse_message,
+    relay_message,
+)
 
 __all__ = ["Gate", "Upstream"]
 
@@ -153,12 +160,9 @@ class Gate:
 
     async def handle(self, text: str) -> list[str]:
         """The relay messages answering one client message now (the upstream answers later)."""
-        try:
-            msg = json.loads(text)
-        except (ValueError, RecursionError):
-            msg = None
-        if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str:
-            return await self.session.handle(text)
+        msg = parse_message(text)
+        if isinstance(msg, MalformedMessage) or len(msg) < 2:
+            return await self.session.handle(text)  # which answers NOTICE invalid:
         verb = msg[0]
         if verb == "AUTH":
             self._member = None
@@ -171,7 +175,7 @@ class Gate:
                 return await self._join_or_leave(text)
         if verb in ("REQ", "COUNT") and type(msg[1]) is str and self._for_upstream(verb, msg[2:]):
             return await self._read(text, verb, msg[1])
-        if verb == "CLOSE" and msg[1] in self._upstream_subscriptions:
+        if verb == "CLOSE" and type(msg[1]) is str and msg[1] in self._upstream_subscriptions:
             self._upstream_subscriptions.discard(msg[1])
             await self._upstream.send(text)
             return []

@@ -66,6 +66,7 @@ __all__ = [
     "Community",
     "Observer",
     "RelaySession",
+    "parse_message",
     "relay_message",
 ]
 
@@ -151,6 +152,33 @@ class Observer:
     def write(self, kind: str, outcome: str, seconds: float) -> None:
         """A membership write (join, request_membership, leave, invite) and how long the
         database took."""
+
+
+@dataclass(frozen=True)
+class MalformedMessage:
+    """Why a client's text is not a client message (the NOTICE to answer it with)."""
+
+    reason: str
+
+
+def parse_message(text: str | bytes) -> list[Any] | MalformedMessage:
+    """A client message: a JSON array whose first element is a string, every string in it
+    text that can be sent back (a lone surrogate, `\\ud800`, is not: echoed in an answer, as a
+    subscription id is, it could not be encoded)."""
+    try:
+        msg = json.loads(text)
+    except (ValueError, RecursionError):
+        return MalformedMessage("invalid: not a JSON message")
+    if type(msg) is not list or not msg or type(msg[0]) is not str:
+        return MalformedMessage('invalid: a client message is an array like ["REQ", ...]')
+    # Only an escape can make a lone surrogate (the text itself arrived as UTF-8): look for
+    # one only when the text has escapes, by encoding what was parsed.
+    if "\\u" in (text if isinstance(text, str) else text.decode("utf-8", "replace")):
+        try:
+            json.dumps(msg, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            return MalformedMessage("invalid: a string in the message is not Unicode text")
+    return msg
 
 
 def relay_message(*parts: Any) -> str:
@@ -281,12 +309,9 @@ class RelaySession:
                     f"invalid: message too large (at most {limit} bytes)",
                 )
             ]
-        try:
-            msg = json.loads(text)
-        except (ValueError, RecursionError):
-            return [self._notice("invalid: not a JSON message")]
-        if type(msg) is not list or not msg or type(msg[0]) is not str:
-            return [self._notice('invalid: a client message is an array like ["REQ", ...]')]
+        msg = parse_message(text)
+        if isinstance(msg, MalformedMessage):
+            return [self._notice(msg.reason)]
         verb, args = msg[0], msg[1:]
         if verb == "REQ":
             return await self._req(args)

@@ -60,6 +60,22 @@ def nip98_header(
     return "Nostr " + base64.b64encode(json.dumps(event).encode()).decode()
 
 
+# Client messages that are not messages, each answered by a NOTICE on a connection that stays
+# usable (SPEC section 10): ids that are not strings, and strings that are not Unicode text.
+MALFORMED = [
+    '["CLOSE",["x"]]',
+    '["CLOSE",{"a":1}]',
+    '["CLOSE"]',
+    '["CLOSE","\\ud800"]',
+    '["REQ","\\ud800",{"kinds":[13534]}]',
+    '["REQ","\\udfff x",{"kinds":[1]}]',
+    '["COUNT","\\ud800",{"kinds":[1]}]',
+    '["EVENT",{"id":"\\ud800","kind":1}]',
+    '["AUTH",{"id":"\\ud800"}]',
+    '["\\ud800","x"]',
+]
+
+
 class SessionClient:
     """Sends client messages to a RelaySession and returns its answers, parsed."""
 

@@ -36,7 +36,7 @@ import pytest
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import expected_tags, members_of, new_host
 from ports import free_port
-from relay_client import auth_event
+from relay_client import MALFORMED, auth_event
 from relay_client import signed as wire_signed
 from relay_fixtures import Person, RelayProcess
 from test_relay_nostr_sdk import run, session
@@ -329,6 +329,20 @@ def test_publishes_refused_by_the_gate_never_reach_the_upstream(gate: Gated) -> 
         assert await upstream_events(gate.upstream.url, {"ids": ids + refused_ids}) == []
 
     run(scenario)
+
+
+def test_malformed_messages_get_a_notice_and_the_connection_stays(gate: Gated) -> None:
+    async def scenario() -> None:
+        async with aiohttp.ClientSession() as web, wire(web, gate.url, gate.member) as w:
+            await w.req("open", {"kinds": [1]})  # an upstream subscription, open
+            for n, text in enumerate(MALFORMED):
+                await w.ws.send_str(text)
+                notice = await w.expect(lambda m: m[0] == "NOTICE")
+                assert notice[1].startswith("invalid:"), text
+                assert (await w.req(f"after{n}", {"kinds": [1]}))[-1][0] == "EOSE", text
+
+    asyncio.run(scenario())
+    assert "Traceback" not in gate.process.log()
 
 
 # ----------------------------------------------------------------------- 3. who may read

@@ -27,7 +27,7 @@ from psycopg.conninfo import conninfo_to_dict
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey, verify_both
 from ports import free_port
-from relay_client import auth_event, nip98_header, signed
+from relay_client import MALFORMED, auth_event, nip98_header, signed
 from relay_fixtures import BUZZ_RELAY, Person, Relay, RelayProcess
 from secret_watch import leaks_in
 
@@ -234,6 +234,21 @@ def test_hostile_messages_get_answers_and_the_connection_stays(relay: Relay):
 
     asyncio.run(main())
     assert relay.process.proc.poll() is None
+
+
+def test_malformed_messages_get_a_notice_and_the_connection_stays(relay: Relay):
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            for n, text in enumerate(MALFORMED):
+                await sock.ws.send_str(text)
+                verb, reason = await sock.recv()
+                assert verb == "NOTICE" and reason.startswith("invalid:"), text
+                await sock.send("REQ", f"after{n}", {"kinds": [13534]})
+                assert (await sock.until("EOSE"))[-1] == ["EOSE", f"after{n}"], text
+
+    asyncio.run(main())
+    assert "Traceback" not in relay.process.log()
 
 
 def test_auth_from_another_connection_or_for_another_relay_is_refused(relay: Relay):

@@ -2,6 +2,8 @@
 // nip98 module, for tests/python/test_relay_nip86.py.
 //
 //   node nip86_client.mjs '<request JSON>'     (or the JSON on stdin when there is no argument)
+//   node nip86_client.mjs --serve              one request JSON a line on stdin, each answered
+//                                              as below (a test session's one node process)
 //
 // The JSON is one request description, or an array of them sent one after another. Each:
 //
@@ -30,7 +32,8 @@
 //
 // One JSON line per response on stdout: {"request": i, "attempt": j, "status": n, "body":
 // <parsed JSON, or the text when it is not JSON>, "headers": {...}, "authorization": <the
-// header sent, or null>, "event": <the 27235 event in that header, or null>}. Then {"done": true}. Exit code 1 on an error.
+// header sent, or null>, "event": <the 27235 event in that header, or null>}. Then {"done": true}.
+// An error: {"error": "..."} (then, with --serve, {"done": true}); exit code 1 without it.
 
 import { createHash } from 'node:crypto'
 import { getToken, unpackEventFromToken } from 'nostr-tools/nip98'
@@ -116,12 +119,30 @@ async function send(req, index) {
   }
 }
 
-try {
-  const input = await readInput()
+async function answer(input) {
   const requests = Array.isArray(input) ? input : [input]
   for (const [index, req] of requests.entries()) await send(req, index)
-  process.stdout.write(JSON.stringify({ done: true }) + '\n')
-} catch (err) {
-  process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }) + '\n')
-  process.exitCode = 1
+}
+
+const done = () => process.stdout.write(JSON.stringify({ done: true }) + '\n')
+const failed = (err) => process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }) + '\n')
+
+if (process.argv[2] === '--serve') {
+  const { createInterface } = await import('node:readline')
+  for await (const line of createInterface({ input: process.stdin })) {
+    try {
+      await answer(JSON.parse(line))
+    } catch (err) {
+      failed(err)
+    }
+    done()
+  }
+} else {
+  try {
+    await answer(await readInput())
+    done()
+  } catch (err) {
+    failed(err)
+    process.exitCode = 1
+  }
 }

@@ -31,13 +31,13 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict
 
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "nip86_node")
 from fixtures_membership import members_of, new_pubkey
-from node_clients import NODE_DIR, node_with, pause
+from nip86_node import call, refused, rpc, send
+from node_clients import pause
 from relay_client import signed as wire_signed
 from relay_fixtures import Person
 from test_relay_gate import Gated, open_gate, upstream, upstream_events, wire
-from test_relay_nip86 import call, refused, rpc, send
 from test_relay_nostr_tools import auth as tools_auth
 from test_relay_nostr_tools import connect, node_client, publish, req, run_client
 
@@ -45,18 +45,12 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.relay.management import DELEGABLE, Management
 from buzz_signer.relay.moderation import Rules, client_address, parse_network
 
-pytest_plugins = ("fixtures_membership", "relay_fixtures")
+pytest_plugins = ("fixtures_membership", "relay_fixtures", "nip86_node")
 __all__ = ["node_client", "open_gate", "upstream"]  # fixtures, used by name
 
 BANNED = "blocked: this event is banned here"
 PROBE_KIND = 20001  # ephemeral (NIP-01): relayed, never stored
 WAIT_SECONDS = 15.0
-
-
-@pytest.fixture(scope="session")
-def nip86_client() -> list[str]:
-    """The NIP-86 client's command (nip86_client.mjs), its modules installed if missing."""
-    return [node_with("nostr-tools"), str(NODE_DIR / "nip86_client.mjs")]
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -847,3 +841,4 @@ def test_unassignmethod_of_a_name_that_is_no_method_is_400_in_our_words(
     (answer,) = send(nip86_client, request)
     error = refused(answer, 400)
     assert error.startswith("invalid params: the method must be") and "p_" not in error, error
+

@@ -19,14 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import json
-import shutil
-import subprocess
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -34,8 +30,9 @@ import psycopg
 import pytest
 from psycopg import sql
 
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "nip86_node")
 from fixtures_membership import assert_live_list, members_of, state, verify_both
+from nip86_node import call, refused, rpc, send
 from relay_client import signed
 from relay_fixtures import Person
 
@@ -43,11 +40,8 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
 
-pytest_plugins = ("fixtures_membership", "relay_fixtures")
+pytest_plugins = ("fixtures_membership", "relay_fixtures", "nip86_node")
 
-NODE_DIR = Path(__file__).resolve().parents[1] / "node"
-SCRIPT = NODE_DIR / "nip86_client.mjs"
-RUN_TIMEOUT = 30.0
 
 # What supportedmethods answers the owner and admins: every method but itself (NIP-86: "the
 # other supported methods").
@@ -101,97 +95,7 @@ METHODS = [
 ]
 
 
-@pytest.fixture(scope="session")
-def node_client() -> list[str]:
-    """The command that runs the client script; skips when node or nostr-tools is missing."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node (20 or later) is needed for the NIP-86 tests and is not on PATH")
-    if not (NODE_DIR / "node_modules" / "nostr-tools").is_dir():
-        pytest.skip(f"nostr-tools is not installed in {NODE_DIR} (npm ci --prefix {NODE_DIR})")
-    return [node, str(SCRIPT)]
-
-
 # ---------------------------------------------------------------------------- helpers
-
-
-def rpc(relay: Any, who: Person | None, method: str, *params: Any, **spoil: Any) -> dict[str, Any]:
-    """One request description for the client (who None: a stranger's key)."""
-    return {
-        "url": relay.process.http,
-        "secret": (who or Person.new()).secret,
-        "method": method,
-        "params": list(params),
-        **spoil,
-    }
-
-
-def send(command: list[str], *requests: dict[str, Any]) -> list[dict[str, Any]]:
-    """Send the requests in one node process; one answer per request (per attempt)."""
-    done = subprocess.run(
-        [*command, json.dumps(list(requests))],
-        cwd=NODE_DIR,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
-    lines = [json.loads(line) for line in done.stdout.splitlines()]
-    assert done.returncode == 0, f"node exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
-    assert lines and lines[-1] == {"done": True}, done.stdout
-    answers = lines[:-1]
-    assert len(answers) == sum(r.get("repeat", 1) for r in requests), answers
-    return answers
-
-
-# How often each (relay, signer, body) was sent by call(): see there.
-_sent: dict[tuple[int, str, str], int] = {}
-
-
-def call(command: list[str], relay: Any, who: Person | None, method: str, *params: Any) -> Any:
-    """The result of one well-made request (it must answer 200 {"result": ...}).
-
-    getToken's created_at has whole seconds, so the same request by the same signer twice in a
-    second is the same event, whose second use the relay refuses as a replay. A repeat is
-    made a distinct event by dating it a second later for each earlier send (well within the
-    60 s the relay allows), as a client whose clock is a little ahead would: the k-th send is
-    dated at least a second after every earlier one.
-    """
-    who = who or Person.new()
-    key = (relay.process.port, who.secret, json.dumps([method, params]))
-    earlier = _sent.get(key, 0)
-    _sent[key] = earlier + 1
-    spoil = {"created_at_offset": earlier} if earlier else {}
-    (answer,) = send(command, rpc(relay, who, method, *params, **spoil))
-    assert answer["status"] == 200, answer
-    assert set(answer["body"]) == {"result"}, answer
-    check_header(answer, who, relay, method, list(params))
-    return answer["body"]["result"]
-
-
-def check_header(answer: dict[str, Any], who: Person | None, relay: Any, method: str, params):
-    """The client sent a NIP-98 event as the contract wants it (so a refusal is the server's)."""
-    event = answer["event"]
-    body = json.dumps({"method": method, "params": params}, separators=(",", ":"))
-    assert event["kind"] == 27235
-    if who is not None:
-        assert event["pubkey"] == who.pubkey
-    tags = {t[0]: t[1] for t in event["tags"]}
-    assert tags == {
-        "u": relay.process.http,
-        "method": "POST",
-        "payload": hashlib.sha256(body.encode()).hexdigest(),
-    }
-    assert abs(event["created_at"] - time.time()) < 20
-
-
-def refused(answer: dict[str, Any], status: int) -> str:
-    """The answer is `status` with a JSON {"error": <message>}; returns the message."""
-    assert answer["status"] == status, answer
-    assert isinstance(answer["body"], dict) and set(answer["body"]) == {"error"}, answer
-    assert isinstance(answer["body"]["error"], str) and answer["body"]["error"], answer
-    assert answer["headers"]["content-type"].startswith("application/"), answer
-    return answer["body"]["error"]
 
 
 def expect(answers: list[dict[str, Any]], names: list[str], status: int) -> None:
@@ -322,16 +226,16 @@ def no_code_anywhere(relay: Any, *codes: str) -> None:
 
 
 @BY
-def test_supportedmethods(relay, node_client, who):
-    result = call(node_client, relay, signer(relay, who), "supportedmethods")
+def test_supportedmethods(relay, nip86_client, who):
+    result = call(nip86_client, relay, signer(relay, who), "supportedmethods")
     assert sorted(result) == sorted(METHODS) and len(result) == len(METHODS), result
 
 
 @BY
-def test_allowpubkey_adds_a_member_with_its_list(relay, node_client, who):
+def test_allowpubkey_adds_a_member_with_its_list(relay, nip86_client, who):
     newcomer, other = Person.new(), Person.new()
     before = relay.mem.member_list(relay.community_id)
-    assert call(node_client, relay, signer(relay, who), "allowpubkey", newcomer.pubkey) is True
+    assert call(nip86_client, relay, signer(relay, who), "allowpubkey", newcomer.pubkey) is True
     expected = initial(relay) | {newcomer.pubkey: "member"}
     live(relay, expected)
     (row,) = [m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == newcomer.pubkey]
@@ -348,7 +252,7 @@ def test_allowpubkey_adds_a_member_with_its_list(relay, node_client, who):
 
     # With a reason, for another pubkey.
     result = call(
-        node_client, relay, signer(relay, who), "allowpubkey", other.pubkey, "a supporter"
+        nip86_client, relay, signer(relay, who), "allowpubkey", other.pubkey, "a supporter"
     )
     assert result is True
     expected[other.pubkey] = "member"
@@ -357,16 +261,16 @@ def test_allowpubkey_adds_a_member_with_its_list(relay, node_client, who):
     # Already a member (also the admin, whose role stays): true, nothing changes.
     unchanged = everything(relay)
     for pubkey in (newcomer.pubkey, relay.admin.pubkey, relay.owner.pubkey):
-        assert call(node_client, relay, signer(relay, who), "allowpubkey", pubkey) is True
+        assert call(nip86_client, relay, signer(relay, who), "allowpubkey", pubkey) is True
     assert everything(relay) == unchanged
     live(relay, expected)
 
 
 @BY
 @pytest.mark.parametrize("method", ["unallowpubkey", "disallowpubkey"])
-def test_unallowpubkey_removes_a_member_with_its_list(relay, node_client, who, method):
+def test_unallowpubkey_removes_a_member_with_its_list(relay, nip86_client, who, method):
     before = relay.mem.member_list(relay.community_id)
-    result = call(node_client, relay, signer(relay, who), method, relay.member.pubkey)
+    result = call(nip86_client, relay, signer(relay, who), method, relay.member.pubkey)
     assert result is True
     expected = initial(relay)
     del expected[relay.member.pubkey]
@@ -385,33 +289,33 @@ def test_unallowpubkey_removes_a_member_with_its_list(relay, node_client, who, m
     # Not a member (any more, or never): true, nothing changes.
     unchanged = everything(relay)
     for pubkey in (relay.member.pubkey, Person.new().pubkey):
-        assert call(node_client, relay, signer(relay, who), method, pubkey, "x") is True
+        assert call(nip86_client, relay, signer(relay, who), method, pubkey, "x") is True
     assert everything(relay) == unchanged
 
     # The owner: 400, nothing changes.
-    (answer,) = send(node_client, rpc(relay, signer(relay, who), method, relay.owner.pubkey))
+    (answer,) = send(nip86_client, rpc(relay, signer(relay, who), method, relay.owner.pubkey))
     refused(answer, 400)
     assert everything(relay) == unchanged
     live(relay, expected)
 
 
-def test_disallowpubkey_of_an_admin_by_the_owner(relay, node_client):
-    assert call(node_client, relay, relay.owner, "disallowpubkey", relay.admin.pubkey) is True
+def test_disallowpubkey_of_an_admin_by_the_owner(relay, nip86_client):
+    assert call(nip86_client, relay, relay.owner, "disallowpubkey", relay.admin.pubkey) is True
     expected = initial(relay)
     del expected[relay.admin.pubkey]
     live(relay, expected)
     # The former admin may manage no more.
     unchanged = everything(relay)
-    (answer,) = send(node_client, rpc(relay, relay.admin, "listallowedpubkeys"))
+    (answer,) = send(nip86_client, rpc(relay, relay.admin, "listallowedpubkeys"))
     refused(answer, 403)
     assert everything(relay) == unchanged
 
 
 @BY_OWNER_ON_CLUSTER
-def test_listallowedpubkeys(relay, node_client, who):
+def test_listallowedpubkeys(relay, nip86_client, who):
     newcomer = Person.new()
     relay.mem.add_relay_member(relay.community_id, newcomer.pubkey)
-    result = call(node_client, relay, signer(relay, who), "listallowedpubkeys")
+    result = call(nip86_client, relay, signer(relay, who), "listallowedpubkeys")
     members = members_of(relay.mem, relay.community_id)
     assert members == initial(relay) | {newcomer.pubkey: "member"}
     assert result == [{"pubkey": pk, "reason": members[pk]} for pk in sorted(members)]
@@ -422,10 +326,10 @@ def bans(relay: Any) -> list[tuple[str, str | None, str | None]]:
 
 
 @BY_OWNER_ON_CLUSTER
-def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, node_client, who):
+def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, nip86_client, who):
     actor, member = signer(relay, who), relay.member.pubkey
     invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
-    assert call(node_client, relay, actor, "banpubkey", member, "spam") is True
+    assert call(nip86_client, relay, actor, "banpubkey", member, "spam") is True
     expected = initial(relay)
     del expected[member]
     live(relay, expected)  # removed, with its 8001 and list
@@ -437,7 +341,7 @@ def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, node_client, who):
     ]
     assert [(ev["kind"], ev["tags"]) for ev in removed] == [(8001, [["-"], ["p", member]])]
     assert bans(relay) == [(member, "spam", actor.pubkey)]
-    assert call(node_client, relay, actor, "listbannedpubkeys") == [
+    assert call(nip86_client, relay, actor, "listbannedpubkeys") == [
         {"pubkey": member, "reason": "spam"}
     ]
     # Banned: no way back by itself (the invite's one use is not spent).
@@ -445,27 +349,27 @@ def test_banpubkey_unbanpubkey_listbannedpubkeys(relay, node_client, who):
     assert claim_over_websocket(relay, relay.member, invite.code) == refusal
     # Again: true, nothing changes.
     unchanged = everything(relay)
-    assert call(node_client, relay, actor, "banpubkey", member, "still spam") is True
+    assert call(nip86_client, relay, actor, "banpubkey", member, "still spam") is True
     assert everything(relay) == unchanged and bans(relay) == [(member, "spam", actor.pubkey)]
     # The owner: 400, nothing changes.
-    (answer,) = send(node_client, rpc(relay, actor, "banpubkey", relay.owner.pubkey, "coup"))
+    (answer,) = send(nip86_client, rpc(relay, actor, "banpubkey", relay.owner.pubkey, "coup"))
     assert "owner cannot be banned" in refused(answer, 400)
     assert everything(relay) == unchanged and len(bans(relay)) == 1
 
     # Unbanned: not a member, but may come back.
-    assert call(node_client, relay, actor, "unbanpubkey", member, "forgiven") is True
+    assert call(nip86_client, relay, actor, "unbanpubkey", member, "forgiven") is True
     assert bans(relay) == [] and everything(relay) == unchanged
-    assert call(node_client, relay, actor, "unbanpubkey", member) is True  # not banned: true
+    assert call(nip86_client, relay, actor, "unbanpubkey", member) is True  # not banned: true
     assert claim_over_websocket(relay, relay.member, invite.code) == (True, welcome(relay))
     live(relay, initial(relay))
 
     # allowpubkey lifts a ban and adds.
     stranger = Person.new()
-    assert call(node_client, relay, actor, "banpubkey", stranger.pubkey) is True
-    assert call(node_client, relay, actor, "listbannedpubkeys") == [
+    assert call(nip86_client, relay, actor, "banpubkey", stranger.pubkey) is True
+    assert call(nip86_client, relay, actor, "listbannedpubkeys") == [
         {"pubkey": stranger.pubkey, "reason": None}
     ]
-    assert call(node_client, relay, actor, "allowpubkey", stranger.pubkey) is True
+    assert call(nip86_client, relay, actor, "allowpubkey", stranger.pubkey) is True
     assert bans(relay) == []
     live(relay, initial(relay) | {stranger.pubkey: "member"})
 
@@ -477,12 +381,12 @@ def information(relay: Any) -> dict[str, Any]:
 
 
 @BY_OWNER_ON_CLUSTER
-def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
+def test_the_profile_methods_change_what_nip11_shows(relay, nip86_client, who):
     actor = signer(relay, who)
     assert information(relay)["name"] == relay.host  # no name yet
-    assert call(node_client, relay, actor, "changerelayname", "Night Owls") is True
-    assert call(node_client, relay, actor, "changerelaydescription", "Up late.\nAll of us.") is True
-    assert call(node_client, relay, actor, "changerelayicon", "https://example.org/owl.png") is True
+    assert call(nip86_client, relay, actor, "changerelayname", "Night Owls") is True
+    assert call(nip86_client, relay, actor, "changerelaydescription", "Up late.\nAll of us.") is True
+    assert call(nip86_client, relay, actor, "changerelayicon", "https://example.org/owl.png") is True
     profile = relay.mem.community_profile(relay.community_id)
     assert profile == (
         "Night Owls",
@@ -493,14 +397,14 @@ def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
     document = information(relay)
     assert (document["name"], document["description"], document["icon"]) == profile[:3]
     # The same again: true, nothing changes; "" (or null) clears a field.
-    assert call(node_client, relay, actor, "changerelayname", "Night Owls") is True
-    assert call(node_client, relay, actor, "changerelayicon", "") is True
-    assert call(node_client, relay, actor, "changerelaydescription", None) is True
+    assert call(nip86_client, relay, actor, "changerelayname", "Night Owls") is True
+    assert call(nip86_client, relay, actor, "changerelayicon", "") is True
+    assert call(nip86_client, relay, actor, "changerelaydescription", None) is True
     assert relay.mem.community_profile(relay.community_id) == ("Night Owls", None, None, "invite")
     assert "icon" not in information(relay)
     # The database's refusals in our words: 400, nothing changes.
     answers = send(
-        node_client,
+        nip86_client,
         rpc(relay, actor, "changerelayname", "x" * 65),
         rpc(relay, actor, "changerelayicon", "javascript:alert(1)"),
     )
@@ -510,20 +414,20 @@ def test_the_profile_methods_change_what_nip11_shows(relay, node_client, who):
 
 
 @BY_OWNER_ON_CLUSTER
-def test_join_requests_are_listed_approved_and_rejected(relay, node_client, who):
+def test_join_requests_are_listed_approved_and_rejected(relay, nip86_client, who):
     actor = signer(relay, who)
     cellist, drummer, stranger = Person.new(), Person.new(), Person.new()
     pending = (False, "restricted: your request to join is pending approval.")
     closed = (False, "restricted: this community requires a claim to join.")
     assert join_over_websocket(relay, cellist, []) == closed  # the default policy: invite
-    assert call(node_client, relay, actor, "setjoinpolicy", "request") is True
+    assert call(nip86_client, relay, actor, "setjoinpolicy", "request") is True
     assert relay.mem.community_profile(relay.community_id).join_policy == "request"
     assert join_over_websocket(relay, cellist, [], "I play the cello") == pending
     assert join_over_websocket(relay, drummer, [["claim", ""]]) == pending
     requests = relay.mem.join_requests(relay.community_id)
     assert [r.pubkey for r in requests] == [cellist.pubkey, drummer.pubkey]
 
-    listed = call(node_client, relay, actor, "listeventsneedingmoderation")
+    listed = call(nip86_client, relay, actor, "listeventsneedingmoderation")
     assert listed == [
         {
             "id": requests[0].request_id,
@@ -534,45 +438,45 @@ def test_join_requests_are_listed_approved_and_rejected(relay, node_client, who)
             "reason": f"join request from {encode_npub(drummer.pubkey)}",
         },
     ]
-    assert call(node_client, relay, actor, "allowevent", requests[0].request_id, "welcome") is True
+    assert call(nip86_client, relay, actor, "allowevent", requests[0].request_id, "welcome") is True
     (row,) = [m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == cellist.pubkey]
     assert (row.role, row.added_by) == ("member", actor.pubkey)
     live(relay, initial(relay) | {cellist.pubkey: "member"})
-    assert call(node_client, relay, actor, "banevent", requests[1].request_id, "not now") is True
+    assert call(nip86_client, relay, actor, "banevent", requests[1].request_id, "not now") is True
     assert relay.mem.join_requests(relay.community_id) == []
-    assert call(node_client, relay, actor, "listeventsneedingmoderation") == []
+    assert call(nip86_client, relay, actor, "listeventsneedingmoderation") == []
     # Rejected: not a member, and a new ask within the day is refused.
     assert drummer.pubkey not in members_of(relay.mem, relay.community_id)
     assert join_over_websocket(relay, drummer, [])[0] is False
     # A handled request is not pending: allowevent is 400; banevent bans such an id (and any
     # other) behind the gate instead, and neither changes a member.
     unchanged = everything(relay)
-    (answer,) = send(node_client, rpc(relay, actor, "allowevent", requests[0].request_id))
+    (answer,) = send(nip86_client, rpc(relay, actor, "allowevent", requests[0].request_id))
     assert "not a pending join request" in refused(answer, 400)
     list_id = relay.mem.member_list(relay.community_id)["id"]
-    assert call(node_client, relay, actor, "banevent", requests[1].request_id) is True
-    assert call(node_client, relay, actor, "banevent", list_id, "spam") is True
+    assert call(nip86_client, relay, actor, "banevent", requests[1].request_id) is True
+    assert call(nip86_client, relay, actor, "banevent", list_id, "spam") is True
     assert everything(relay) == unchanged
-    assert sorted(call(node_client, relay, actor, "listbannedevents"), key=lambda b: b["id"]) == sorted(
+    assert sorted(call(nip86_client, relay, actor, "listbannedevents"), key=lambda b: b["id"]) == sorted(
         [{"id": requests[1].request_id, "reason": None}, {"id": list_id, "reason": "spam"}],
         key=lambda b: b["id"],
     )
 
     # Open: whoever asks joins at once.
-    assert call(node_client, relay, actor, "setjoinpolicy", "open") is True
+    assert call(nip86_client, relay, actor, "setjoinpolicy", "open") is True
     assert join_over_websocket(relay, stranger, []) == (True, welcome(relay))
     live(relay, initial(relay) | {cellist.pubkey: "member", stranger.pubkey: "member"})
 
 
 @BY_OWNER_ON_CLUSTER
-def test_claims_create_list_join_delete(relay, node_client, who):
+def test_claims_create_list_join_delete(relay, nip86_client, who):
     actor = signer(relay, who)
     shared, flotilla, once = "Shared-Link_1", "7152039318437226", "one-use-only"
     t0 = time.time()
     # Flotilla's call: the code alone; then with our extension's max uses and ttl.
-    assert call(node_client, relay, actor, "createclaim", shared) is True
-    assert call(node_client, relay, actor, "createclaim", flotilla, 5, 3600) is True
-    assert call(node_client, relay, actor, "createclaim", once, 1, None) is True
+    assert call(nip86_client, relay, actor, "createclaim", shared) is True
+    assert call(nip86_client, relay, actor, "createclaim", flotilla, 5, 3600) is True
+    assert call(nip86_client, relay, actor, "createclaim", once, 1, None) is True
     rows = invites(relay)  # oldest first
     assert [(r["created_by"], r["max_uses"], r["use_count"]) for r in rows] == [
         (actor.pubkey, 100, 0),  # buzz-relay's default --claim-max-uses
@@ -586,7 +490,7 @@ def test_claims_create_list_join_delete(relay, node_client, who):
     for record, code in zip(relay.mem.relay_invites(relay.community_id), [shared, flotilla, once]):
         assert code not in record.sealed and relay.key.unseal(record.sealed) == code
 
-    assert call(node_client, relay, actor, "listclaims") == [once, flotilla, shared]
+    assert call(nip86_client, relay, actor, "listclaims") == [once, flotilla, shared]
 
     # A claim of it over the websocket joins, brought in by the claim's creator.
     newcomer = Person.new()
@@ -596,9 +500,9 @@ def test_claims_create_list_join_delete(relay, node_client, who):
     live(relay, initial(relay) | {newcomer.pubkey: "member"})
     # A claim used up is no longer listed (nor is an expired one: it no longer claims).
     assert claim_over_websocket(relay, Person.new(), once)[0] is True
-    assert call(node_client, relay, actor, "listclaims") == [flotilla, shared]
+    assert call(nip86_client, relay, actor, "listclaims") == [flotilla, shared]
     # Our invites with their details, every one of them, and no code.
-    listed = call(node_client, relay, actor, "listinvites")
+    listed = call(nip86_client, relay, actor, "listinvites")
     assert listed == [
         {
             "id": str(r["invite_id"]),
@@ -615,32 +519,32 @@ def test_claims_create_list_join_delete(relay, node_client, who):
 
     # A code equal to a live one (case aside) is refused, and nothing changes.
     unchanged = everything(relay)
-    (answer,) = send(node_client, rpc(relay, actor, "createclaim", shared.upper()))
+    (answer,) = send(nip86_client, rpc(relay, actor, "createclaim", shared.upper()))
     assert "already a live invite" in refused(answer, 400)
     assert everything(relay) == unchanged
 
     # deleteclaim: the code (case aside) is revoked and invalid from then on; again: false,
     # and so for a code used up (no longer a live claim) or never made.
-    assert call(node_client, relay, actor, "deleteclaim", flotilla) is True
-    assert call(node_client, relay, actor, "listclaims") == [shared]
+    assert call(nip86_client, relay, actor, "deleteclaim", flotilla) is True
+    assert call(nip86_client, relay, actor, "listclaims") == [shared]
     assert claim_over_websocket(relay, Person.new(), flotilla) == (
         False,
         "restricted: that invite code is invalid.",
     )
     for code in (flotilla, once, "never-made-1"):
-        assert call(node_client, relay, actor, "deleteclaim", code) is False
-    assert call(node_client, relay, actor, "deleteclaim", shared.lower()) is True
-    assert call(node_client, relay, actor, "listclaims") == []
+        assert call(nip86_client, relay, actor, "deleteclaim", code) is False
+    assert call(nip86_client, relay, actor, "deleteclaim", shared.lower()) is True
+    assert call(nip86_client, relay, actor, "listclaims") == []
     assert len(invites(relay)) == 1  # the used-up one stays, for listinvites
     no_code_anywhere(relay, shared, flotilla, once)
 
 
 def test_a_key_rotation_leaves_old_claims_unlisted_but_claiming(
-    relay, node_client, start_relay, db_url
+    relay, nip86_client, start_relay, db_url
 ):
     before, after = "before_rotation-1", "after_rotation-2"
-    assert call(node_client, relay, relay.owner, "createclaim", before) is True
-    assert call(node_client, relay, relay.owner, "listclaims") == [before]
+    assert call(nip86_client, relay, relay.owner, "createclaim", before) is True
+    assert call(nip86_client, relay, relay.owner, "listclaims") == [before]
     new_key = RelayKey.generate()
     with Membership.connect(db_url, new_key) as rotated:
         while rotated.rotate_relay_key(new_key.pubkey).outcome:
@@ -654,15 +558,15 @@ def test_a_key_rotation_leaves_old_claims_unlisted_but_claiming(
     moved = dataclasses.replace(relay, process=process, url=process.url, key=new_key)
 
     # Sealed to the old key: not listed, not found by its code...
-    assert call(node_client, moved, relay.owner, "listclaims") == []
-    assert call(node_client, moved, relay.owner, "deleteclaim", before) is False
+    assert call(nip86_client, moved, relay.owner, "listclaims") == []
+    assert call(nip86_client, moved, relay.owner, "deleteclaim", before) is False
     # ... but the hash is what claims: it still lets someone in.
     newcomer = Person.new()
     assert claim_over_websocket(moved, newcomer, before) == (True, welcome(moved))
     live(moved, initial(moved) | {newcomer.pubkey: "member"})
     # A new claim is sealed to the new key, and listed.
-    assert call(node_client, moved, relay.admin, "createclaim", after) is True
-    assert call(node_client, moved, relay.admin, "listclaims") == [after]
+    assert call(nip86_client, moved, relay.admin, "createclaim", after) is True
+    assert call(nip86_client, moved, relay.admin, "listclaims") == [after]
     # The relay says how many it left out, never which.
     assert "1 live claim(s) sealed to another relay key" in process.log()
     no_code_anywhere(moved, before, after)
@@ -673,7 +577,7 @@ def test_a_key_rotation_leaves_old_claims_unlisted_but_claiming(
 
 
 @pytest.mark.parametrize("who", ["stranger", "member"])
-def test_not_owner_or_admin_is_403_and_supportedmethods_is_empty(relay, node_client, who):
+def test_not_owner_or_admin_is_403_and_supportedmethods_is_empty(relay, nip86_client, who):
     actor = relay.member if who == "member" else Person.new()
     relay.mem.set_join_policy(relay.community_id, "request")
     request_id = "ab" * 32
@@ -701,7 +605,7 @@ def test_not_owner_or_admin_is_403_and_supportedmethods_is_empty(relay, node_cli
         "allowevent": [request_id],
         "banevent": [request_id],
     }
-    answers = send(node_client, *(rpc(relay, actor, m.split()[0], *p) for m, p in requests.items()))
+    answers = send(nip86_client, *(rpc(relay, actor, m.split()[0], *p) for m, p in requests.items()))
     for answer in answers:
         refused(answer, 403)
         assert answer["event"]["pubkey"] == actor.pubkey
@@ -709,7 +613,7 @@ def test_not_owner_or_admin_is_403_and_supportedmethods_is_empty(relay, node_cli
     assert [r.request_id for r in relay.mem.join_requests(relay.community_id)] == [request_id]
     live(relay, initial(relay))
     # supportedmethods answers anyone with a valid NIP-98 event: what they may call, none.
-    assert call(node_client, relay, actor, "supportedmethods") == []
+    assert call(nip86_client, relay, actor, "supportedmethods") == []
 
 
 # ---------------------------------------------------------------------------- bad auth
@@ -735,7 +639,7 @@ BAD_AUTH = {
 
 
 @HEADER_CHECK
-def test_bad_auth_is_401(relay, node_client):
+def test_bad_auth_is_401(relay, nip86_client):
     here = relay.process.http
     cases = {name: dict(spoil) for name, spoil in BAD_AUTH.items()}
     cases["u another path"]["u"] = here + "/api"
@@ -754,15 +658,15 @@ def test_bad_auth_is_401(relay, node_client):
         ):
             names.append(f"{name}: {request['method']}")
             requests.append(request)
-    expect(send(node_client, *requests), names, 401)
+    expect(send(nip86_client, *requests), names, 401)
     assert everything(relay) == unchanged
     live(relay, initial(relay))
 
 
-def test_replayed_header_is_401(relay, node_client):
+def test_replayed_header_is_401(relay, nip86_client):
     newcomer = Person.new()
     first, again = send(
-        node_client, rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, repeat=2)
+        nip86_client, rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, repeat=2)
     )
     assert (first["status"], first["body"]) == (200, {"result": True}), first
     refused(again, 401)
@@ -773,7 +677,7 @@ def test_replayed_header_is_401(relay, node_client):
     unchanged = everything(relay)
     header = first["authorization"]
     (replayed,) = send(
-        node_client,
+        nip86_client,
         rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, authorization=header),
     )
     assert replayed["event"] == first["event"]
@@ -783,19 +687,19 @@ def test_replayed_header_is_401(relay, node_client):
 
     # A replayed createclaim or banpubkey is refused.
     made, replayed = send(
-        node_client, rpc(relay, relay.admin, "createclaim", "replayed-1", repeat=2)
+        nip86_client, rpc(relay, relay.admin, "createclaim", "replayed-1", repeat=2)
     )
     assert (made["status"], made["body"]) == (200, {"result": True}), made
     refused(replayed, 401)
     assert len(invites(relay)) == 1
     banned, replayed = send(
-        node_client, rpc(relay, relay.admin, "banpubkey", newcomer.pubkey, repeat=2)
+        nip86_client, rpc(relay, relay.admin, "banpubkey", newcomer.pubkey, repeat=2)
     )
     assert (banned["status"], banned["body"]) == (200, {"result": True}), banned
     refused(replayed, 401)
 
 
-def test_a_read_accepts_its_header_again(relay, node_client):
+def test_a_read_accepts_its_header_again(relay, nip86_client):
     # welshman dates NIP-98 events in whole seconds and Flotilla asks supportedmethods twice
     # at once: the same event twice, both answered.
     stranger = Person.new()
@@ -808,18 +712,18 @@ def test_a_read_accepts_its_header_again(relay, node_client):
         rpc(relay, relay.admin, "listeventsneedingmoderation", repeat=2),
         rpc(relay, relay.admin, "listroles", repeat=2),
     ]
-    answers = send(node_client, *reads)
+    answers = send(nip86_client, *reads)
     assert [a["status"] for a in answers] == [200] * len(answers), answers
     assert answers[0]["authorization"] == answers[2]["authorization"]
     assert sorted(answers[0]["body"]["result"]) == sorted(METHODS)
     assert answers[3]["body"] == answers[4]["body"] == {"result": []}
     # Still no more than fresh: a minute old, even the first time, it is refused.
-    stale = send(node_client, rpc(relay, relay.owner, "supportedmethods", created_at_offset=-90))
+    stale = send(nip86_client, rpc(relay, relay.owner, "supportedmethods", created_at_offset=-90))
     refused(stale[0], 401)
 
 
 @HEADER_CHECK
-def test_u_names_the_public_url_in_any_accepted_form(relay, node_client):
+def test_u_names_the_public_url_in_any_accepted_form(relay, nip86_client):
     """The relay runs with --public-url ws://127.0.0.1:PORT (relay_fixtures): a u naming that,
     over http or ws, is this relay; the community's host, or TLS, is not (SPEC section 10)."""
     port = relay.process.port
@@ -831,7 +735,7 @@ def test_u_names_the_public_url_in_any_accepted_form(relay, node_client):
     ]
     others = [f"https://127.0.0.1:{port}", f"wss://{relay.host}/", f"http://{relay.host}"]
     answers = send(
-        node_client, *(rpc(relay, relay.owner, "supportedmethods", u=u) for u in forms + others)
+        nip86_client, *(rpc(relay, relay.owner, "supportedmethods", u=u) for u in forms + others)
     )
     for u, answer in zip(forms, answers, strict=False):
         assert answer["status"] == 200, (u, answer)
@@ -841,7 +745,7 @@ def test_u_names_the_public_url_in_any_accepted_form(relay, node_client):
 
 
 @HEADER_CHECK
-def test_u_with_more_than_the_relay_url_is_401(relay, node_client):
+def test_u_with_more_than_the_relay_url_is_401(relay, nip86_client):
     # u must be this relay's URL (a trailing / allowed): not one with user info, a query or a
     # fragment added, though each still has this relay's host and port.
     port = relay.process.port
@@ -857,7 +761,7 @@ def test_u_with_more_than_the_relay_url_is_401(relay, node_client):
     newcomer = Person.new()
     unchanged = everything(relay)
     answers = send(
-        node_client,
+        nip86_client,
         *(rpc(relay, relay.owner, "allowpubkey", newcomer.pubkey, u=u) for u in forms),
     )
     expect(answers, forms, 401)
@@ -928,13 +832,13 @@ BAD_BODIES = {
 }
 
 
-def test_bad_params_and_bodies_are_400(relay, node_client):
+def test_bad_params_and_bodies_are_400(relay, nip86_client):
     invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
     unchanged = (everything(relay), relay.mem.community_profile(relay.community_id))
     requests = [
         rpc(relay, relay.owner, method, *params) for method, params in BAD_REQUESTS.values()
     ] + [rpc(relay, relay.owner, "supportedmethods", raw_body=body) for body in BAD_BODIES.values()]
-    expect(send(node_client, *requests), [*BAD_REQUESTS, *BAD_BODIES], 400)
+    expect(send(nip86_client, *requests), [*BAD_REQUESTS, *BAD_BODIES], 400)
     assert (everything(relay), relay.mem.community_profile(relay.community_id)) == unchanged
     assert relay.mem.banned_pubkeys(relay.community_id) == []
     assert [row["invite_id"] for row in invites(relay)] == [invite.invite_id]
@@ -942,16 +846,16 @@ def test_bad_params_and_bodies_are_400(relay, node_client):
 
 
 @HEADER_CHECK
-def test_body_without_params_is_400(relay, node_client):
+def test_body_without_params_is_400(relay, nip86_client):
     # The contract: a JSON object with a string method AND an array params; none is not [].
     (answer,) = send(
-        node_client,
+        nip86_client,
         rpc(relay, relay.owner, "supportedmethods", raw_body='{"method": "supportedmethods"}'),
     )
     refused(answer, 400)
 
 
-def test_another_content_type_is_415(relay, node_client):
+def test_another_content_type_is_415(relay, nip86_client):
     unchanged = everything(relay)
     names, requests = [], []
     for content_type in ("application/json", "text/plain", "application/nostr+json", None):
@@ -961,7 +865,7 @@ def test_another_content_type_is_415(relay, node_client):
             rpc(relay, relay.owner, "allowpubkey", Person.new().pubkey, **spoil),
             rpc(relay, relay.owner, "createclaim", "typed-claim", **spoil),
         ]
-    expect(send(node_client, *requests), names, 415)
+    expect(send(nip86_client, *requests), names, 415)
     assert everything(relay) == unchanged
 
 
@@ -1024,19 +928,19 @@ BASE_ROLES = ["admin", "member", "owner"]
 
 
 @BY_OWNER_ON_CLUSTER
-def test_createrole_editrole_listroles(relay, node_client, who):
+def test_createrole_editrole_listroles(relay, nip86_client, who):
     actor = signer(relay, who)
     before = definitions(relay)
     list_before = relay.mem.member_list(relay.community_id)
     assert sorted(before) == BASE_ROLES
     assert (
-        call(node_client, relay, actor, "createrole", "vip", "VIP", "Very important", 45, 3) is True
+        call(nip86_client, relay, actor, "createrole", "vip", "VIP", "Very important", 45, 3) is True
     )
     # The optional ones: null, or left out.
     assert (
-        call(node_client, relay, actor, "createrole", "mod", "Moderator", None, None, None) is True
+        call(nip86_client, relay, actor, "createrole", "mod", "Moderator", None, None, None) is True
     )
-    assert call(node_client, relay, actor, "createrole", "helper", "Helper") is True
+    assert call(nip86_client, relay, actor, "createrole", "helper", "Helper") is True
     defined = definitions(relay)
     assert sorted(defined) == sorted([*BASE_ROLES, "helper", "mod", "vip"])
     assert defined["vip"]["tags"] == [
@@ -1050,7 +954,7 @@ def test_createrole_editrole_listroles(relay, node_client, who):
     assert defined["mod"]["tags"] == [["-"], ["d", "mod"], ["label", "Moderator"]]
     assert defined["helper"]["tags"] == [["-"], ["d", "helper"], ["label", "Helper"]]
     assert {k: defined[k] for k in BASE_ROLES} == before  # untouched
-    listed = call(node_client, relay, actor, "listroles")
+    listed = call(nip86_client, relay, actor, "listroles")
     assert [r["id"] for r in listed] == sorted(defined)
     assert listed[[r["id"] for r in listed].index("vip")] == {
         "id": "vip",
@@ -1068,15 +972,15 @@ def test_createrole_editrole_listroles(relay, node_client, who):
     } in listed
 
     # editrole: the whole definition again (what is left out or null is unset).
-    assert call(node_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
+    assert call(nip86_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
     edited = definitions(relay)["vip"]
     assert edited["tags"] == [["-"], ["d", "vip"], ["label", "V.I.P."], ["color", "300"]]
     assert edited["created_at"] > defined["vip"]["created_at"]
     # The same again: true, and no new event.
-    assert call(node_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
+    assert call(nip86_client, relay, actor, "editrole", "vip", "V.I.P.", None, 300) is True
     assert definitions(relay)["vip"] == edited
     # A base role may be redefined, not created.
-    assert call(node_client, relay, actor, "editrole", "member", "Regular", "Everyone", 120, 2)
+    assert call(nip86_client, relay, actor, "editrole", "member", "Regular", "Everyone", 120, 2)
     assert definitions(relay)["member"]["tags"] == [
         ["-"],
         ["d", "member"],
@@ -1090,11 +994,11 @@ def test_createrole_editrole_listroles(relay, node_client, who):
     assert held(relay) == {}
 
 
-def test_createrole_of_a_defined_role_and_editrole_of_a_missing_one_are_400(relay, node_client):
-    call(node_client, relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1)
+def test_createrole_of_a_defined_role_and_editrole_of_a_missing_one_are_400(relay, nip86_client):
+    call(nip86_client, relay, relay.owner, "createrole", "vip", "VIP", "first", 10, 1)
     unchanged = role_state(relay)
     answers = send(
-        node_client,
+        nip86_client,
         rpc(relay, relay.owner, "createrole", "vip", "Another VIP"),
         # Even the same definition; dated a second later, else (sent within the second of
         # the call above) it would be the same NIP-98 event, refused as a replay.
@@ -1109,8 +1013,8 @@ def test_createrole_of_a_defined_role_and_editrole_of_a_missing_one_are_400(rela
     assert "ghost" not in definitions(relay)
 
 
-def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, node_client):
-    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, nip86_client):
+    call(nip86_client, relay, relay.owner, "createrole", "vip", "VIP")
     unchanged = role_state(relay)
     cases = {
         "id upper case": ("createrole", ["VIP2", "x"]),
@@ -1127,7 +1031,7 @@ def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, node_
         "editrole color 361": ("editrole", ["vip", "VIP", None, 361]),
         "editrole id upper case": ("editrole", ["VIP", "VIP"]),
     }
-    answers = send(node_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
+    answers = send(nip86_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
     messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
     assert all(m.startswith("invalid params:") for m in messages.values()), messages
     assert "role id" in messages["id upper case"] and "p_role" not in messages["id upper case"]
@@ -1137,35 +1041,35 @@ def test_createrole_and_editrole_refusals_from_the_database_are_400(relay, node_
 
 
 @BY_OWNER_ON_CLUSTER
-def test_assignrole_unassignrole_and_deleterole(relay, node_client, who):
+def test_assignrole_unassignrole_and_deleterole(relay, nip86_client, who):
     actor = signer(relay, who)
     member, admin = relay.member.pubkey, relay.admin.pubkey
     for role in ("vip", "mod"):
-        assert call(node_client, relay, actor, "createrole", role, role.upper()) is True
+        assert call(nip86_client, relay, actor, "createrole", role, role.upper()) is True
     before = relay.mem.member_list(relay.community_id)
 
-    assert call(node_client, relay, actor, "assignrole", member, "vip") is True
-    assert call(node_client, relay, actor, "assignrole", member.upper(), "mod") is True
-    assert call(node_client, relay, actor, "assignrole", admin, "vip") is True
+    assert call(nip86_client, relay, actor, "assignrole", member, "vip") is True
+    assert call(nip86_client, relay, actor, "assignrole", member.upper(), "mod") is True
+    assert call(nip86_client, relay, actor, "assignrole", admin, "vip") is True
     assert held(relay) == {member: ["mod", "vip"], admin: ["vip"]}
     after = relay.mem.member_list(relay.community_id)
     assert ["member", member, "member", "mod", "vip"] in after["tags"]
     assert after["created_at"] > before["created_at"]
     # Already held: true, nothing changes.
     unchanged = role_state(relay)
-    assert call(node_client, relay, actor, "assignrole", member, "vip") is True
+    assert call(nip86_client, relay, actor, "assignrole", member, "vip") is True
     assert role_state(relay) == unchanged
 
-    assert call(node_client, relay, actor, "unassignrole", member, "mod") is True
+    assert call(nip86_client, relay, actor, "unassignrole", member, "mod") is True
     assert held(relay) == {member: ["vip"], admin: ["vip"]}
     # Not held, never defined, or not a member: true (the pubkey does not hold it), no change.
     unchanged = role_state(relay)
     for params in ((member, "mod"), (member, "ghost"), (Person.new().pubkey, "vip")):
-        assert call(node_client, relay, actor, "unassignrole", *params) is True
+        assert call(nip86_client, relay, actor, "unassignrole", *params) is True
     assert role_state(relay) == unchanged
 
     # Deleted: taken from every holder, its kind 5 published with the new list.
-    assert call(node_client, relay, actor, "deleterole", "vip") is True
+    assert call(nip86_client, relay, actor, "deleterole", "vip") is True
     assert held(relay) == {}
     assert sorted(definitions(relay)) == sorted([*BASE_ROLES, "mod"])
     (deletion,) = relay.mem.role_deletions(relay.community_id)
@@ -1174,17 +1078,17 @@ def test_assignrole_unassignrole_and_deleterole(relay, node_client, who):
     assert deletion["created_at"] == relay.mem.member_list(relay.community_id)["created_at"]
     # No such role (any more): false, nothing changes.
     unchanged = role_state(relay)
-    assert call(node_client, relay, actor, "deleterole", "vip") is False
-    assert call(node_client, relay, actor, "deleterole", "never") is False
+    assert call(nip86_client, relay, actor, "deleterole", "vip") is False
+    assert call(nip86_client, relay, actor, "deleterole", "never") is False
     assert role_state(relay) == unchanged
-    assert [r["id"] for r in call(node_client, relay, actor, "listroles")] == sorted(
+    assert [r["id"] for r in call(nip86_client, relay, actor, "listroles")] == sorted(
         [*BASE_ROLES, "mod"]
     )
 
 
-def test_role_refusals_are_400_and_change_nothing(relay, node_client):
-    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
-    call(node_client, relay, relay.owner, "assignrole", relay.member.pubkey, "vip")
+def test_role_refusals_are_400_and_change_nothing(relay, nip86_client):
+    call(nip86_client, relay, relay.owner, "createrole", "vip", "VIP")
+    call(nip86_client, relay, relay.owner, "assignrole", relay.member.pubkey, "vip")
     unchanged = role_state(relay)
     stranger = Person.new().pubkey
     cases = {
@@ -1201,7 +1105,7 @@ def test_role_refusals_are_400_and_change_nothing(relay, node_client):
         "unassignrole bad pubkey": ("unassignrole", ["a" * 63, "vip"]),
         "unassignrole role a number": ("unassignrole", [relay.member.pubkey, 5]),
     }
-    answers = send(node_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
+    answers = send(nip86_client, *(rpc(relay, relay.admin, m, *p) for m, p in cases.values()))
     messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
     assert all(m.startswith("invalid params:") for m in messages.values()), messages
     assert "base role" in messages["deleterole base owner"]
@@ -1212,12 +1116,12 @@ def test_role_refusals_are_400_and_change_nothing(relay, node_client):
 
 
 @pytest.mark.parametrize("who", ["stranger", "member"])
-def test_role_methods_of_a_non_admin_are_403(relay, node_client, who):
-    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+def test_role_methods_of_a_non_admin_are_403(relay, nip86_client, who):
+    call(nip86_client, relay, relay.owner, "createrole", "vip", "VIP")
     actor = relay.member if who == "member" else Person.new()
     unchanged = role_state(relay)
     answers = send(
-        node_client,
+        nip86_client,
         rpc(relay, actor, "createrole", "mod", "Moderator"),
         rpc(relay, actor, "editrole", "vip", "Hacked"),
         rpc(relay, actor, "editrole", "owner", "Hacked"),
@@ -1231,12 +1135,12 @@ def test_role_methods_of_a_non_admin_are_403(relay, node_client, who):
     assert role_state(relay) == unchanged
 
 
-def test_role_methods_on_an_archived_community_are_400(relay, node_client):
-    call(node_client, relay, relay.owner, "createrole", "vip", "VIP")
+def test_role_methods_on_an_archived_community_are_400(relay, nip86_client):
+    call(nip86_client, relay, relay.owner, "createrole", "vip", "VIP")
     relay.mem.archive_community(relay.community_id)
     unchanged = role_state(relay)
     answers = send(
-        node_client,
+        nip86_client,
         rpc(relay, relay.owner, "createrole", "mod", "Moderator"),
         rpc(relay, relay.owner, "editrole", "vip", "VIP!"),
         rpc(relay, relay.owner, "deleterole", "vip"),
@@ -1251,30 +1155,30 @@ def test_role_methods_on_an_archived_community_are_400(relay, node_client):
 
 
 @BY_OWNER_ON_CLUSTER
-def test_setmemberrole_changes_the_base_role_with_its_list(relay, node_client, who):
+def test_setmemberrole_changes_the_base_role_with_its_list(relay, nip86_client, who):
     actor, member = signer(relay, who), relay.member.pubkey
     before = relay.mem.member_list(relay.community_id)
-    assert call(node_client, relay, actor, "setmemberrole", member, "admin") == "updated"
+    assert call(nip86_client, relay, actor, "setmemberrole", member, "admin") == "updated"
     live(relay, initial(relay) | {member: "admin"})
     after = relay.mem.member_list(relay.community_id)
     assert after["created_at"] > before["created_at"]
     assert ["member", member, "admin"] in after["tags"]
     # The new admin manages from now on.
-    assert sorted(call(node_client, relay, relay.member, "supportedmethods")) == sorted(METHODS)
+    assert sorted(call(nip86_client, relay, relay.member, "supportedmethods")) == sorted(METHODS)
     # As asked already: "unchanged", and nothing changes.
     unchanged = everything(relay)
-    assert call(node_client, relay, actor, "setmemberrole", member.upper(), "admin") == "unchanged"
+    assert call(nip86_client, relay, actor, "setmemberrole", member.upper(), "admin") == "unchanged"
     assert everything(relay) == unchanged
     # And back, the admin of the fixture too (an admin may demote an admin, as it may remove one).
-    assert call(node_client, relay, actor, "setmemberrole", member, "member") == "updated"
-    assert call(node_client, relay, relay.owner, "setmemberrole", relay.admin.pubkey, "member")
+    assert call(nip86_client, relay, actor, "setmemberrole", member, "member") == "updated"
+    assert call(nip86_client, relay, relay.owner, "setmemberrole", relay.admin.pubkey, "member")
     live(relay, initial(relay) | {relay.admin.pubkey: "member"})
-    (answer,) = send(node_client, rpc(relay, relay.member, "setmemberrole", member, "admin"))
+    (answer,) = send(nip86_client, rpc(relay, relay.member, "setmemberrole", member, "admin"))
     refused(answer, 403)
     live(relay, initial(relay) | {relay.admin.pubkey: "member"})
 
 
-def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
+def test_setmemberrole_refusals_are_400_and_change_nothing(relay, nip86_client):
     member, stranger = relay.member.pubkey, Person.new().pubkey
     unchanged = everything(relay)
     cases = {
@@ -1290,7 +1194,7 @@ def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
         "pubkey a number": ("setmemberrole", [7, "admin"]),
         "three params": ("setmemberrole", [member, "admin", "x"]),
     }
-    answers = send(node_client, *(rpc(relay, relay.owner, m, *p) for m, p in cases.values()))
+    answers = send(nip86_client, *(rpc(relay, relay.owner, m, *p) for m, p in cases.values()))
     messages = dict(zip(cases, (refused(a, 400) for a in answers), strict=True))
     assert "transfer of ownership" in messages["the owner"]
     assert "admin, member" in messages["to owner"] and "p_role" not in messages["to owner"]
@@ -1301,34 +1205,34 @@ def test_setmemberrole_refusals_are_400_and_change_nothing(relay, node_client):
 
 
 @BY_OWNER_ON_CLUSTER
-def test_revokeinvite_by_its_id(relay, node_client, who):
+def test_revokeinvite_by_its_id(relay, nip86_client, who):
     actor = signer(relay, who)
     # A one-use invite of the kind 28935 mints (no claim names it), and a claim.
     minted = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
-    assert call(node_client, relay, actor, "createclaim", "shared-link-9", 3, 3600) is True
-    listed = call(node_client, relay, actor, "listinvites")
+    assert call(nip86_client, relay, actor, "createclaim", "shared-link-9", 3, 3600) is True
+    listed = call(nip86_client, relay, actor, "listinvites")
     assert [i["id"] for i in listed] == [str(r["invite_id"]) for r in invites(relay)]
     claim_id = next(i["id"] for i in listed if i["id"] != str(minted.invite_id))
 
-    assert call(node_client, relay, actor, "revokeinvite", str(minted.invite_id)) is True
+    assert call(nip86_client, relay, actor, "revokeinvite", str(minted.invite_id)) is True
     assert [str(r["invite_id"]) for r in invites(relay)] == [claim_id]
     assert claim_over_websocket(relay, Person.new(), minted.code) == (
         False,
         "restricted: that invite code is invalid.",
     )
     # A claim's invite too, by its id (the way to one sealed before a key rotation).
-    assert call(node_client, relay, actor, "revokeinvite", claim_id.upper()) is True
-    assert invites(relay) == [] and call(node_client, relay, actor, "listclaims") == []
+    assert call(nip86_client, relay, actor, "revokeinvite", claim_id.upper()) is True
+    assert invites(relay) == [] and call(nip86_client, relay, actor, "listclaims") == []
     assert claim_over_websocket(relay, Person.new(), "shared-link-9")[0] is False
     # No such invite (any more, or ever): false, nothing changes.
     unchanged = everything(relay)
     for invite_id in (str(minted.invite_id), "00000000-0000-4000-8000-000000000000"):
-        assert call(node_client, relay, actor, "revokeinvite", invite_id) is False
+        assert call(nip86_client, relay, actor, "revokeinvite", invite_id) is False
     assert everything(relay) == unchanged
     live(relay, initial(relay))
 
 
-def test_revokeinvite_refusals(relay, node_client):
+def test_revokeinvite_refusals(relay, nip86_client):
     invite = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey)
     unchanged = everything(relay)
     bad = {
@@ -1339,13 +1243,13 @@ def test_revokeinvite_refusals(relay, node_client):
         "two": [str(invite.invite_id), "x"],
     }
     answers = send(
-        node_client, *(rpc(relay, relay.owner, "revokeinvite", *p) for p in bad.values())
+        nip86_client, *(rpc(relay, relay.owner, "revokeinvite", *p) for p in bad.values())
     )
     for answer in answers:
         assert "invite id" in refused(answer, 400)
     # Not the owner or an admin: 403, whoever they are.
     answers = send(
-        node_client,
+        nip86_client,
         rpc(relay, relay.member, "revokeinvite", str(invite.invite_id)),
         rpc(relay, None, "revokeinvite", str(invite.invite_id)),
         rpc(relay, relay.member, "setmemberrole", relay.member.pubkey, "admin"),
@@ -1379,7 +1283,7 @@ def quotas(relay: Any) -> dict[str, int | None]:
 
 
 @BY_OWNER_ON_CLUSTER
-def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, node_client, who):
+def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, nip86_client, who):
     actor, cid, member = signer(relay, who), relay.community_id, relay.member.pubkey
     # member brought in friend, friend brought in cousin; the owner brought in bystander.
     friend, cousin, bystander = Person.new(), Person.new(), Person.new()
@@ -1389,7 +1293,7 @@ def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, nod
     owners_invite = relay.mem.create_relay_invite(cid, relay.owner.pubkey)
     before = relay.mem.member_list(cid)
 
-    result = call(node_client, relay, actor, "removebranch", member, "a spam ring")
+    result = call(nip86_client, relay, actor, "removebranch", member, "a spam ring")
     assert result == {"removed": 3}
     expected = initial(relay) | {bystander.pubkey: "member"}
     del expected[member]
@@ -1408,48 +1312,48 @@ def test_removebranch_removes_the_member_and_everyone_they_brought_in(relay, nod
     # Not a member (any more, or never): {"removed": 0}, nothing changes.
     unchanged = everything(relay)
     for pubkey in (member, Person.new().pubkey):
-        assert call(node_client, relay, actor, "removebranch", pubkey) == {"removed": 0}
+        assert call(nip86_client, relay, actor, "removebranch", pubkey) == {"removed": 0}
     assert everything(relay) == unchanged
     # The owner: 400, nothing changes.
-    (answer,) = send(node_client, rpc(relay, actor, "removebranch", relay.owner.pubkey, "coup"))
+    (answer,) = send(nip86_client, rpc(relay, actor, "removebranch", relay.owner.pubkey, "coup"))
     assert "owner cannot be removed" in refused(answer, 400)
     assert everything(relay) == unchanged
 
 
-def test_removebranch_of_an_admin_takes_those_they_brought_in(relay, node_client):
+def test_removebranch_of_an_admin_takes_those_they_brought_in(relay, nip86_client):
     cid, admin = relay.community_id, relay.admin.pubkey
     invited = Person.new()
     relay.mem.add_relay_member(cid, invited.pubkey, "member", admin)
-    assert call(node_client, relay, relay.owner, "removebranch", admin) == {"removed": 2}
+    assert call(nip86_client, relay, relay.owner, "removebranch", admin) == {"removed": 2}
     live(relay, {relay.owner.pubkey: "owner", relay.member.pubkey: "member"})
 
 
 @BY_OWNER_ON_CLUSTER
-def test_setinvitequota_and_listinvitequotas(relay, node_client, who):
+def test_setinvitequota_and_listinvitequotas(relay, nip86_client, who):
     actor = signer(relay, who)
-    assert call(node_client, relay, actor, "listinvitequotas") == {"admin": None, "member": 0}
+    assert call(nip86_client, relay, actor, "listinvitequotas") == {"admin": None, "member": 0}
     unchanged = everything(relay)
-    assert call(node_client, relay, actor, "setinvitequota", "member", 2) == "updated"
+    assert call(nip86_client, relay, actor, "setinvitequota", "member", 2) == "updated"
     assert quotas(relay) == {"admin": None, "member": 2}
-    assert call(node_client, relay, actor, "setinvitequota", "member", 2) == "unchanged"
-    assert call(node_client, relay, actor, "setinvitequota", "admin", 5) == "updated"
-    assert call(node_client, relay, actor, "listinvitequotas") == {"admin": 5, "member": 2}
-    assert call(node_client, relay, actor, "setinvitequota", "admin", None) == "updated"
-    assert call(node_client, relay, actor, "setinvitequota", "member", 0) == "updated"
+    assert call(nip86_client, relay, actor, "setinvitequota", "member", 2) == "unchanged"
+    assert call(nip86_client, relay, actor, "setinvitequota", "admin", 5) == "updated"
+    assert call(nip86_client, relay, actor, "listinvitequotas") == {"admin": 5, "member": 2}
+    assert call(nip86_client, relay, actor, "setinvitequota", "admin", None) == "updated"
+    assert call(nip86_client, relay, actor, "setinvitequota", "member", 0) == "updated"
     assert quotas(relay) == {"admin": None, "member": 0}
     # Not a membership write: no list, no event.
     assert everything(relay) == unchanged
 
 
 @BY_OWNER_ON_CLUSTER
-def test_listinvitetree_answers_every_member_with_who_brought_them_in(relay, node_client, who):
+def test_listinvitetree_answers_every_member_with_who_brought_them_in(relay, nip86_client, who):
     cid, member = relay.community_id, relay.member.pubkey
     relay.mem.set_invite_quota(cid, "member", 3)
     relay.mem.set_invite_quota(cid, "admin", 4)
     newcomer = Person.new()
     relay.mem.add_relay_member(cid, newcomer.pubkey, "member", member)
     relay.mem.create_relay_invite(cid, member)  # one use on a live invite: it counts too
-    tree = call(node_client, relay, signer(relay, who), "listinvitetree")
+    tree = call(nip86_client, relay, signer(relay, who), "listinvitetree")
     assert tree == tree_of(relay)
     left = {row["pubkey"]: row["invites_left"] for row in tree}
     assert left == {
@@ -1462,27 +1366,27 @@ def test_listinvitetree_answers_every_member_with_who_brought_them_in(relay, nod
     assert [row["pubkey"] for row in tree] == sorted(left)
 
 
-def test_createclaim_beyond_the_callers_invites_is_403(relay, node_client):
+def test_createclaim_beyond_the_callers_invites_is_403(relay, nip86_client):
     cid = relay.community_id
     relay.mem.set_invite_quota(cid, "admin", 0)
     unchanged = everything(relay)
-    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-1"))
+    (answer,) = send(nip86_client, rpc(relay, relay.admin, "createclaim", "over-quota-1"))
     assert refused(answer, 403) == "restricted: you have no invites left."
     assert everything(relay) == unchanged
     # Two left: the relay's default uses (100) are more; two are not.
     relay.mem.set_invite_quota(cid, "admin", 2)
-    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-2"))
+    (answer,) = send(nip86_client, rpc(relay, relay.admin, "createclaim", "over-quota-2"))
     assert refused(answer, 403) == "restricted: you have 2 invites left; ask for at most 2 uses."
     assert everything(relay) == unchanged
-    assert call(node_client, relay, relay.admin, "createclaim", "within-quota", 2) is True
-    (answer,) = send(node_client, rpc(relay, relay.admin, "createclaim", "over-quota-3", 1))
+    assert call(nip86_client, relay, relay.admin, "createclaim", "within-quota", 2) is True
+    (answer,) = send(nip86_client, rpc(relay, relay.admin, "createclaim", "over-quota-3", 1))
     assert refused(answer, 403) == "restricted: you have no invites left."
     assert [(i["created_by"], i["max_uses"]) for i in invites(relay)] == [(relay.admin.pubkey, 2)]
     # The owner has no quota.
-    assert call(node_client, relay, relay.owner, "createclaim", "the-owners-own", 50) is True
+    assert call(nip86_client, relay, relay.owner, "createclaim", "the-owners-own", 50) is True
 
 
-def test_invitation_methods_refusals_are_400_and_403(relay, node_client):
+def test_invitation_methods_refusals_are_400_and_403(relay, nip86_client):
     unchanged = (everything(relay), quotas(relay))
     bad = {
         "setinvitequota owner": ("setinvitequota", ["owner", 1]),
@@ -1500,13 +1404,13 @@ def test_invitation_methods_refusals_are_400_and_403(relay, node_client):
         "removebranch not hex": ("removebranch", ["not-a-pubkey"]),
         "removebranch reason a number": ("removebranch", [relay.member.pubkey, 5]),
     }
-    answers = send(node_client, *(rpc(relay, relay.owner, m, *p) for m, p in bad.values()))
+    answers = send(nip86_client, *(rpc(relay, relay.owner, m, *p) for m, p in bad.values()))
     expect(answers, list(bad), 400)
     assert (everything(relay), quotas(relay)) == unchanged
     # Not the owner or an admin: 403, a member or not.
     for actor in (relay.member, None):
         answers = send(
-            node_client,
+            nip86_client,
             rpc(relay, actor, "removebranch", relay.admin.pubkey),
             rpc(relay, actor, "setinvitequota", "member", 10),
             rpc(relay, actor, "listinvitequotas"),

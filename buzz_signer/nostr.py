@@ -15,6 +15,7 @@ from typing import Any
 from coincurve import PublicKeyXOnly
 
 __all__ = [
+    "EVENT_FIELDS",
     "KIND_ADD_USER",
     "KIND_AUTH",
     "KIND_DELETION",
@@ -28,6 +29,7 @@ __all__ = [
     "compute_id",
     "event_id",
     "is_lower_hex",
+    "is_well_formed",
     "parse_pubkey",
     "serialize_event",
     "verify_event",
@@ -116,35 +118,42 @@ def _is_int(value: object, lo: int, hi: int) -> bool:
     return type(value) is int and lo <= value <= hi
 
 
+EVENT_FIELDS = ("id", "pubkey", "created_at", "kind", "tags", "content", "sig")
+
+
+def is_well_formed(event: object) -> bool:
+    """True if each of NIP-01's fields is there with its type: lower-case hex of its length,
+    an integer (not `"7"`, `7.0` or `true`) in range, a string, a list of lists of strings."""
+    if not isinstance(event, dict) or not all(name in event for name in EVENT_FIELDS):
+        return False
+    tags = event["tags"]
+    return (
+        is_lower_hex(event["pubkey"], 64)
+        and is_lower_hex(event["id"], 64)
+        and is_lower_hex(event["sig"], 128)
+        and _is_int(event["created_at"], 0, 2**63 - 1)
+        and _is_int(event["kind"], 0, 65535)
+        and type(event["content"]) is str
+        and type(tags) is list
+        and all(type(tag) is list and all(type(item) is str for item in tag) for tag in tags)
+    )
+
+
 def verify_event(event: dict[str, Any]) -> bool:
     """True if the event's id matches its fields and its sig is valid for its pubkey.
 
     Never raises: any missing or malformed field gives False.
     """
     try:
-        if not isinstance(event, dict):
+        if not is_well_formed(event):
             return False
-        pubkey = event["pubkey"]
-        created_at = event["created_at"]
-        kind = event["kind"]
-        tags = event["tags"]
-        content = event["content"]
-        claimed_id = event["id"]
-        sig = event["sig"]
-        if not (
-            is_lower_hex(pubkey, 64)
-            and is_lower_hex(claimed_id, 64)
-            and is_lower_hex(sig, 128)
-            and _is_int(created_at, 0, 2**63 - 1)
-            and _is_int(kind, 0, 65535)
-            and type(content) is str
-            and type(tags) is list
-            and all(type(tag) is list and all(type(item) is str for item in tag) for tag in tags)
-        ):
+        pubkey, claimed_id = event["pubkey"], event["id"]
+        serialized = serialize_event(
+            pubkey, event["created_at"], event["kind"], event["tags"], event["content"]
+        )
+        if event_id(serialized) != claimed_id:
             return False
-        if event_id(serialize_event(pubkey, created_at, kind, tags, content)) != claimed_id:
-            return False
-        return verify_signature(pubkey, sig, claimed_id)
+        return verify_signature(pubkey, event["sig"], claimed_id)
     except (KeyError, TypeError, ValueError):
         # ValueError includes UnicodeEncodeError (a lone surrogate cannot be UTF-8).
         return False

@@ -36,11 +36,13 @@ from typing import Any
 import aiohttp
 
 from ..nostr import (
+    EVENT_FIELDS,
     KIND_DELETION,
     KIND_INVITE,
     KIND_JOIN_REQUEST,
     KIND_LEAVE_REQUEST,
     KIND_MEMBERSHIP_LIST,
+    is_well_formed,
 )
 from .filters import WireEvent
 from .moderation import EMPTY, Rules
@@ -64,6 +66,7 @@ OWN_READ_KINDS = frozenset((SERVED_KINDS - {KIND_DELETION}) | {KIND_INVITE})
 OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST})
 CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_AWAITING_OK = 1000
+NOT_WELL_FORMED = "invalid: an event's fields must have NIP-01's types"
 
 
 class Upstream:
@@ -169,8 +172,10 @@ class Gate:
             return await self.session.handle(text)
         if verb == "EVENT" and isinstance(msg[1], dict):
             kind = msg[1].get("kind")
-            if kind not in OWN_WRITE_KINDS:
-                return await self._write(text, msg[1])
+            # type() first: "7" or 7.0 is not kind 7 (SPEC section 10), and a list is not
+            # hashable. A member's kind 5 is theirs to send upstream, unless it names ours.
+            if type(kind) is not int or kind not in OWN_WRITE_KINDS or kind == KIND_DELETION:
+                return await self._write(msg[1])
             if kind in (KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST):
                 return await self._join_or_leave(text)
         if verb in ("REQ", "COUNT") and type(msg[1]) is str and self._for_upstream(verb, msg[2:]):
@@ -218,8 +223,13 @@ class Gate:
             self._member = await self.session.role_of(pubkey) is not None
         return self._member
 
-    async def _write(self, text: str, event: dict[str, Any]) -> list[str]:
+    async def _write(self, event: dict[str, Any]) -> list[str]:
+        """A member's own event, checked, then sent upstream as it was read here: serialized
+        again, so that an upstream reading the text another way (a duplicate key) gets no other
+        event than the one checked."""
         event_id = event.get("id") if isinstance(event.get("id"), str) else ""
+        if not is_well_formed(event):
+            return [relay_message("OK", event_id, False, NOT_WELL_FORMED)]
         if self.session.pubkey is None:
             return [relay_message("OK", event_id, False, "auth-required: members only; AUTH first")]
         if event.get("pubkey") != self.session.pubkey or not await self._is_member():
@@ -229,19 +239,40 @@ class Gate:
         rules = self._rules()
         if event_id in rules.banned_events:
             return [relay_message("OK", event_id, False, "blocked: this event is banned here")]
-        kind = event.get("kind")
-        refused = rules.kind_refused(kind) if type(kind) is int else None
+        kind = event["kind"]
+        if kind == KIND_DELETION and self._names_relay_events(event):
+            return [
+                relay_message("OK", event_id, False, "blocked: only the relay deletes its events")
+            ]
+        refused = rules.kind_refused(kind)
         if refused is not None:
             return [relay_message("OK", event_id, False, refused)]
         self._awaiting_ok[event_id] = None
         if len(self._awaiting_ok) > MAX_AWAITING_OK:
             del self._awaiting_ok[next(iter(self._awaiting_ok))]
-        if not await self._upstream.send(text):
+        checked = {name: event[name] for name in EVENT_FIELDS}
+        if not await self._upstream.send(relay_message("EVENT", checked)):
             self._awaiting_ok.pop(event_id, None)
             return [
                 relay_message("OK", event_id, False, "error: the upstream relay is unavailable")
             ]
         return []
+
+    def _names_relay_events(self, deletion: dict[str, Any]) -> bool:
+        """Does a kind 5 name what only the relay publishes: by `k` one of its kinds, by `a` an
+        address of one of its kinds or of its key? (An `e` can name none the upstream holds:
+        the relay's events are answered here and never go upstream.)"""
+        relay_kinds = {str(k) for k in RELAY_KINDS}
+        for tag in deletion["tags"]:
+            if len(tag) < 2:
+                continue
+            if tag[0] == "k" and tag[1] in relay_kinds:
+                return True
+            if tag[0] == "a":
+                kind, _, rest = tag[1].partition(":")
+                if kind in relay_kinds or rest.partition(":")[0] == self.session.relay_pubkey:
+                    return True
+        return False
 
     async def _read(self, text: str, verb: str, sub_id: str) -> list[str]:
         if not self._read_anyone:

@@ -653,16 +653,16 @@ def test_role_definitions_and_deletions_through_the_gate(gate: Gated) -> None:
             # Still a member: nothing closed (its own note came back on its feed, that is all).
             assert [x for x in await m.quiet(0.5) if x[0] != "EVENT"] == []
             assert [x for x in m.received if x[0] in ("CLOSED", "NOTICE")] == []
-            # A member's kind 5 is refused like any relay kind (SPEC section 7).
-            own_deletion = wire_signed(gate.member.secret, 5, [["e", mine["id"]]])
-            assert (await m.ok(own_deletion))[2:] == [
-                False,
-                "blocked: only the relay publishes kind 5",
-            ]
+            # A member deletes their note (NIP-09) through the gate, as on any relay; a kind 5
+            # naming one of the relay's events is refused (SPEC sections 7 and 10).
+            theirs = wire_signed(gate.member.secret, 5, [["a", f"33534:{relay}:owner"]])
+            assert (await m.ok(theirs))[2:] == [False, "blocked: only the relay deletes its events"]
+            own_deletion = wire_signed(gate.member.secret, 5, [["e", mine["id"]], ["k", "1"]])
+            assert (await m.ok(own_deletion))[2:] == [True, ""]
 
-        # The upstream holds the member's note, none of our events.
+        # The upstream applied the deletion, and holds none of our events.
         stored = await upstream_events(gate.upstream.url, {})
-        assert [e["id"] for e in stored] == [mine["id"]]
+        assert [e["id"] for e in stored] == [own_deletion["id"]]
 
     asyncio.run(scenario())
 

@@ -21,20 +21,23 @@ import asyncio
 import ipaddress
 import json
 import secrets
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Self
 
 import aiohttp
 import psycopg
 import pytest
+from aiohttp import web as aio_web
 from psycopg.conninfo import conninfo_to_dict
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "nip86_node")
 from fixtures_membership import members_of, new_pubkey
 from nip86_node import call, refused, rpc, send
 from node_clients import pause
+from ports import free_port
 from relay_client import signed as wire_signed
 from relay_fixtures import Person
 from test_relay_gate import Gated, open_gate, upstream, upstream_events, wire
@@ -842,3 +845,113 @@ def test_unassignmethod_of_a_name_that_is_no_method_is_400_in_our_words(
     error = refused(answer, 400)
     assert error.startswith("invalid params: the method must be") and "p_" not in error, error
 
+
+# ------------------------------------------------------------------ what the gate forwards
+
+
+class CaptureUpstream:
+    """A websocket server that keeps every text the gate sends it and answers as a relay
+    would (OK true for an EVENT, EOSE for a REQ): what reaches an upstream, byte for byte."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"ws://127.0.0.1:{self.port}"
+        self.received: list[str] = []
+        self._loop = asyncio.new_event_loop()
+        self._started = threading.Event()
+        self._runner: aio_web.AppRunner | None = None
+
+    async def _socket(self, request: aio_web.Request) -> aio_web.StreamResponse:
+        ws = aio_web.WebSocketResponse()
+        await ws.prepare(request)
+        async for msg in ws:
+            self.received.append(msg.data)
+            message = json.loads(msg.data)
+            if message[0] == "EVENT":
+                await ws.send_str(json.dumps(["OK", message[1]["id"], True, ""]))
+            elif message[0] == "REQ":
+                await ws.send_str(json.dumps(["EOSE", message[1]]))
+        return ws
+
+    async def _start(self) -> None:
+        app = aio_web.Application()
+        app.router.add_get("/", self._socket)
+        self._runner = aio_web.AppRunner(app)
+        await self._runner.setup()
+        await aio_web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self._started.set()
+
+    def __enter__(self) -> Self:
+        threading.Thread(target=self._loop.run_forever, daemon=True).start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop)
+        assert self._started.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+
+    def events(self) -> list[Any]:
+        """Each EVENT received, parsed so that a duplicate key fails the test."""
+        return [
+            json.loads(text, object_pairs_hook=_no_duplicate_keys)
+            for text in self.received
+            if text.startswith('["EVENT"')
+        ]
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    assert len(keys) == len(set(keys)), f"a duplicate key reached the upstream: {keys}"
+    return dict(pairs)
+
+
+def test_the_gate_forwards_the_event_it_checked_and_refuses_wrong_types(open_gate) -> None:
+    """An upstream that reads `"kind": "7"` as 7, or the first of two `kind` keys, must get
+    only what the gate checked (SPEC section 10)."""
+    with CaptureUpstream() as capture:
+        gated = open_gate(upstream_url=capture.url)
+        sql(gated, "SELECT buzz.disallow_kind(%s, 7)", gated.community_id)
+        in_force(gated)
+        capture.received.clear()
+        member = gated.member
+        reaction = wire_signed(member.secret, 7, [["e", "ab" * 32]], "+")
+        wrong_types = [
+            reaction | {"kind": "7"},
+            reaction | {"kind": 7.0},
+            reaction | {"kind": [7]},
+            reaction | {"created_at": str(reaction["created_at"])},
+            reaction | {"tags": [["e", 1]]},
+            reaction | {"content": None},
+            reaction | {"pubkey": member.pubkey.upper()},
+        ]
+        # Signed as kind 7 (disallowed), sent with a first "kind": 7 and a last "kind": 1.
+        body = json.dumps(reaction)
+        two_kinds = '["EVENT",' + body[:-1] + ',"kind":1}]'
+        own_deletion = wire_signed(member.secret, 5, [["e", "cd" * 32], ["k", "1"]])
+        relay_key = gated.key.pubkey
+
+        async def scenario() -> list[list[Any]]:
+            async with aiohttp.ClientSession() as http, wire(http, gated.url, as_=member) as w:
+                answers = [await w.ok(event) for event in wrong_types]
+                await w.ws.send_str(two_kinds)
+                answers.append(await w.expect(lambda m: m[:2] == ["OK", reaction["id"]]))
+                answers.append(await w.ok(own_deletion))
+                for tag in (["k", "13534"], ["a", f"33534:{relay_key}:mod"], ["a", "8000:x:"]):
+                    answers.append(await w.ok(wire_signed(member.secret, 5, [tag])))
+                return answers
+
+        answers = asyncio.run(scenario())
+        for answer, event in zip(answers, wrong_types, strict=False):
+            assert answer[2:] == [False, "invalid: an event's fields must have NIP-01's types"], (
+                event
+            )
+        # The reading the gate checked (kind 1) went up, serialized again: never the raw text.
+        assert answers[len(wrong_types)][2] is True
+        assert answers[len(wrong_types) + 1][2:] == [True, ""]  # a member's own deletion
+        for answer in answers[len(wrong_types) + 2 :]:
+            assert answer[2:] == [False, "blocked: only the relay deletes its events"]
+        forwarded = capture.events()
+        assert [e[1] for e in forwarded] == [reaction | {"kind": 1}, own_deletion]
+        assert two_kinds not in capture.received

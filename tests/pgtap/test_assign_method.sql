@@ -4,7 +4,7 @@
 -- buzz.method_assignees(p_community uuid) -> TABLE(pubkey, method, assigned_by, assigned_at)
 -- Outcomes assigned / already_assigned / not_member and unassigned / not_assigned, members
 -- only, what may be assigned and what never (22023), per community, no list owed; an
--- assignment outlives its holder's membership; the bound of 1,000 (54000); bad input (BZIPK,
+-- assignment ends with its holder's membership; the bound of 1,000 (54000); bad input (BZIPK,
 -- 22023, BZNCM, BZARC) changing nothing; NOTIFY buzz_moderation at the commit of a change,
 -- never for a no-op or a rollback; who may call them.
 BEGIN;
@@ -20,7 +20,7 @@ CREATE FUNCTION pg_temp.throws(p_function text, p_args text, p_code text, p_desc
 RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT buzz.%s(%s)', p_function, p_args), p_code, NULL, p_description);
 
-SELECT plan(55);
+SELECT plan(71);
 
 SELECT function_returns('buzz', 'assign_method', ARRAY['uuid', 'text', 'text', 'text'], 'text',
                         'assign_method returns text');
@@ -69,14 +69,31 @@ FROM unnest(ARRAY['assignmethod', 'unassignmethod', 'supportedmethods', 'setmemb
                   'disallowpubkey', 'nosuchmethod', 'BANEVENT', '']) m;
 SELECT pg_temp.throws('assign_method', format('%L, %L, NULL', :'c', pg_temp.pk(1)), '22023', 'a NULL method: 22023');
 
--- An assignment outlives its holder's membership
-SELECT is(buzz.remove_relay_member(:'c', pg_temp.pk(1)), 'removed', 'the assignee leaves');
+-- Delegations end with membership (SPEC §10): removed, banned, or removed by role
+SELECT is(buzz.remove_relay_member(:'c', pg_temp.pk(1)), 'removed', 'the assignee leaves (or is removed)');
 SELECT is(pg_temp.flush(), 2, '... published');
-SELECT ok('1:banevent' = ANY (pg_temp.assigned(:'c')), '... the assignment stays (in force only while a member)');
+SELECT is(pg_temp.assigned(:'c'), ARRAY['2:blockip'], '... the methods assigned to them are taken back, no one else''s');
 SELECT is(buzz.assign_method(:'c', pg_temp.pk(1), 'allowevent'), 'not_member', '... and no new one');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'they come back');
+SELECT is(pg_temp.flush(), 2, '... published');
+SELECT is(pg_temp.assigned(:'c'), ARRAY['2:blockip'], '... holding no method');
+SELECT is(buzz.assign_method(:'c', pg_temp.pk(1), m), 'assigned', format('... until %s is assigned again', m))
+FROM unnest(ARRAY['banevent', 'listbannedevents', 'unallowpubkey', 'allowkind', 'listmethodassignees',
+                  'removebranch']) m;
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(4)), 'added', 'setup: another member');
+SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(5)), 'added', 'setup: and another');
+SELECT is(pg_temp.flush(), 3, '... published: one list, two 8000s');
+SELECT is(buzz.assign_method(:'c', pg_temp.pk(n), 'listroles'), 'assigned', format('setup: pk(%s) assigned one', n))
+FROM unnest(ARRAY[4, 5]) n;
+SELECT is(buzz.ban_pubkey(:'c', pg_temp.pk(4)), 'banned', 'an assignee banned');
+SELECT is(buzz.remove_relay_member_if_role(:'c', pg_temp.pk(5), 'member'), 'removed',
+          'an assignee removed by role');
+SELECT is(pg_temp.flush(), 3, '... published: one list, two 8001s');
+SELECT ok(NOT ('4:listroles' = ANY (pg_temp.assigned(:'c')) OR '5:listroles' = ANY (pg_temp.assigned(:'c'))),
+          '... theirs are taken back too');
 
 -- unassigned
-SELECT is(buzz.unassign_method(:'c', pg_temp.pk(1), 'banevent'), 'unassigned', 'a former member''s: unassigned');
+SELECT is(buzz.unassign_method(:'c', pg_temp.pk(1), 'banevent'), 'unassigned', 'a member''s: unassigned');
 SELECT is(buzz.unassign_method(:'c', pg_temp.pk(1), 'banevent'), 'not_assigned', '... again: not_assigned');
 SELECT is(buzz.unassign_method(:'c', pg_temp.pk(2), 'setmemberrole'), 'not_assigned',
           'a method never assignable: not_assigned');
@@ -88,8 +105,6 @@ SELECT is_empty(format('SELECT * FROM buzz.method_assignees(%L)', gen_random_uui
                 'method_assignees of an unknown community: no rows');
 
 -- The bound: 1,000 per community
-SELECT is(buzz.add_relay_member(:'c', pg_temp.pk(1)), 'added', 'setup: a member again');
-SELECT is(pg_temp.flush(), 2, '... published');
 INSERT INTO buzz_private.method_assignments (community_id, pubkey, method)
 SELECT :'c', pg_temp.pk(1), 'm' || translate(i::text, '0123456789', 'abcdefghij') FROM generate_series(1, 994) i;
 SELECT is(buzz.assign_method(:'c', pg_temp.pk(1), 'banevent'), 'assigned', 'the 1,000th: assigned');

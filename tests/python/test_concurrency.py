@@ -427,3 +427,71 @@ def test_cancelled_list_write_rolls_back(db_url, mem, reader, su, key, community
         }
     assert w.snapshot["created_at"] > json.loads(before[0])["created_at"]
     assert_live_list(reader, cid, w.snapshot, key.pubkey, {**before[1], joiner: "member"})
+
+
+# ------------------------------------------------------------------ delegations and departures
+
+
+def _assigned(su: psycopg.Connection, community: Any) -> list[tuple[str, str]]:
+    return su.execute(
+        "SELECT pubkey, method FROM buzz.method_assignees(%s) ORDER BY 1, 2", (community,)
+    ).fetchall()
+
+
+def test_an_assignment_waits_for_a_held_departure_then_finds_no_member(
+    db_url, mem, reader, su, key, community
+):
+    """A removal holds its transaction open; assign_method of that member waits for the
+    member's row, then answers not_member: no assignment outlives the membership."""
+    cid, member = community.cid, new_pubkey()
+    mem.add_relay_member(cid, member)
+    with Stage(db_url, key) as stage:
+        m = stage.membership()
+        pid = backend_pid(m.conn)
+        removal = stage.raw_writer()
+        assert removal.value("SELECT buzz.remove_relay_member(%s, %s)", cid, member) == "removed"
+        assigning = stage.background(
+            lambda: m.conn.execute(
+                "SELECT buzz.assign_method(%s, %s, 'banevent')", (cid, member)
+            ).fetchone()[0],
+            "assign_method",
+        )
+        wait = wait_until_blocked(su, pid, removal.pid, call=assigning)
+        assert "assign_method" in wait.query and wait.queued_rows, wait
+        removal.prepare()
+        removal.sign_and_insert()
+        removal.commit()
+        assert assigning.result() == "not_member"
+        m.conn.commit()
+    assert _assigned(su, cid) == []
+    assert member not in members_of(reader, cid)
+    assert reader.member_list_drift() == []
+
+
+def test_a_departure_waits_for_a_held_assignment_then_takes_it_back(
+    db_url, mem, reader, su, key, community
+):
+    """assign_method holds its transaction open; a removal of that member waits for the
+    member's row, then takes the new assignment back with the membership."""
+    cid, member, other = community.cid, new_pubkey(), new_pubkey()
+    mem.add_relay_member(cid, member)
+    mem.add_relay_member(cid, other)
+    with Stage(db_url, key) as stage:
+        m = stage.membership()
+        pid = backend_pid(m.conn)
+        assigning = stage.raw_writer()
+        for who in (member, other):
+            assert (
+                assigning.value("SELECT buzz.assign_method(%s, %s, 'banevent')", cid, who)
+                == "assigned"
+            )
+        removing = stage.background(
+            lambda: m.remove_relay_member(cid, member), "remove_relay_member"
+        )
+        wait = wait_until_blocked(su, pid, assigning.pid, call=removing)
+        assert "remove_relay_member" in wait.query, wait
+        assigning.commit()
+        assert removing.result().outcome == "removed"
+    assert _assigned(su, cid) == [(other, "banevent")]
+    assert member not in members_of(reader, cid)
+    assert reader.member_list_drift() == []

@@ -2,9 +2,10 @@
 --                    p_assigned_by text DEFAULT NULL) -> text
 -- Lets a member call a NIP-86 method of the relay that their base role does not let them
 -- call (SPEC §7: "a member may call the methods assigned to them"). Only a member may be
--- assigned one, and an assignment is in force only while its holder is a member: one who
--- leaves calls nothing, and their assignments stay until unassign_method (so a member who
--- comes back has them again). Which methods may be assigned: buzz_private.delegable_method.
+-- assigned one, and an assignment ends with the membership (SPEC §10): one who leaves, is
+-- removed or banned loses theirs in that transaction (release_departed), and one who comes
+-- back holds none until assigned again. Which methods may be assigned:
+-- buzz_private.delegable_method.
 -- Not a membership write: no list. Every relay process reloads the community's rules when it
 -- commits (NOTIFY buzz_moderation).
 -- p_assigned_by: who assigned it (a pubkey or a short label).
@@ -12,7 +13,9 @@
 -- Outcomes: 'assigned'; 'already_assigned', 'not_member' (no change).
 -- Raises: BZIPK, 22023 (p_method not a method that may be assigned, p_assigned_by), 54000
 -- (the community has 1,000 assignments already), BZNCM, BZARC.
--- Locks: community FOR KEY SHARE, the moderation lock (lock_moderation), the new row.
+-- Locks: community FOR KEY SHARE, the moderation lock (lock_moderation), the holder's member
+-- row FOR KEY SHARE (a departure committing meanwhile either takes this assignment back or
+-- makes it 'not_member': release_departed), the new row.
 CREATE OR REPLACE FUNCTION buzz.assign_method(
     p_community uuid, p_pubkey text, p_method text, p_assigned_by text DEFAULT NULL)
 RETURNS text
@@ -25,7 +28,10 @@ DECLARE
     v_assigned_by text := buzz_private.normalize_actor(p_assigned_by, 'p_assigned_by');
 BEGIN
     PERFORM buzz_private.lock_moderation(p_community);
-    IF buzz_private.member_role(p_community, v_pubkey) IS NULL THEN
+    PERFORM FROM buzz_private.relay_members m
+    WHERE m.community_id = p_community AND m.pubkey = v_pubkey
+    FOR KEY SHARE;
+    IF NOT FOUND THEN
         RETURN 'not_member';
     END IF;
     IF EXISTS (SELECT FROM buzz_private.method_assignments a

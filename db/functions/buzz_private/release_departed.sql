@@ -9,8 +9,14 @@
 --   member's added_by, followed up past members departing with it (a branch), so that no
 --   member hangs from a departed one. A loop of added_by that would make a member its own
 --   inviter leaves it NULL (nobody recorded).
+-- - The methods assigned to them are taken back (SPEC §10: delegations end with membership;
+--   one who comes back holds none until assigned again), every relay process told at commit
+--   (announce_moderation) when there were any.
 -- Locks: the invite rows, then the re-attached members' rows FOR NO KEY UPDATE in pubkey
--- order (the callers have locked the rows they knew of already: lock_with_invitees).
+-- order (the callers have locked the rows they knew of already: lock_with_invitees), then the
+-- departed members' assignment rows. assign_method locks its holder's row FOR KEY SHARE, which
+-- the departure's DELETE waits for (or it waits for the departure): an assignment made while a
+-- member leaves is either committed first and deleted here, or refused ('not_member').
 CREATE OR REPLACE FUNCTION buzz_private.release_departed(
     p_community uuid, p_departed text[], p_parents text[])
 RETURNS void
@@ -53,9 +59,14 @@ BEGIN
              AS d (departed, parent)
         WHERE m.community_id = p_community AND m.added_by = d.departed;
     END IF;
+    DELETE FROM buzz_private.method_assignments a
+    WHERE a.community_id = p_community AND a.pubkey = ANY (p_departed);
+    IF FOUND THEN
+        PERFORM buzz_private.announce_moderation(p_community);
+    END IF;
 END
 $$;
 ALTER FUNCTION buzz_private.release_departed(uuid, text[], text[]) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) IS
-    'Revokes departed members'' invites and re-attaches the members they brought in.';
+    'Revokes departed members'' invites and assigned methods, re-attaches their invitees.';

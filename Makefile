@@ -34,9 +34,9 @@ PGTAP_DB := buzz_pgtap
 # BIP-340's test vectors 0-14, as the npm package bip-schnorr ships them (tests/node).
 BIP340_VECTORS := tests/node/node_modules/bip-schnorr/test/test-vectors-schnorr.json
 PYTEST_ARGS ?=
-# pytest-xdist workers for the Python suites: 0 runs them in one process, the default until
-# two whole runs with two workers pass (docs/testing.md says what they exposed).
-TEST_WORKERS ?= 0
+# pytest-xdist workers for the Python suites, one per core of the machines this runs on; 0
+# runs them in one process (docs/testing.md).
+TEST_WORKERS ?= 2
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
 .PHONY: test-db test-db-stop

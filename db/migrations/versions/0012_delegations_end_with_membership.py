@@ -20,7 +20,10 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # On Citus, one shard after the other: a parallel multi-shard DELETE would forbid the
+    # function files applied later in this transaction (a placeholder setting on one server).
     run_statements("""
+SET LOCAL citus.multi_shard_modify_mode TO 'sequential';
 DELETE FROM buzz_private.method_assignments a
 WHERE NOT EXISTS (SELECT FROM buzz_private.relay_members m
                   WHERE m.community_id = a.community_id AND m.pubkey = a.pubkey);

@@ -42,7 +42,7 @@ BEGIN ATOMIC
     SELECT d FROM buzz.role_definitions(p_community) d WHERE d #>> '{tags,1,1}' = p_role;
 END;
 
-SELECT plan(106);
+SELECT plan(116);
 
 SELECT function_returns('buzz', 'define_role', ARRAY['uuid', 'text', 'text', 'text', 'integer', 'integer'],
                         'text', 'define_role returns text');
@@ -121,11 +121,11 @@ SELECT is(pg_temp.shapes(),
           ARRAY[pg_temp.shape(33534, '[["-"],["d","quote"],["label","Say \"hi\" \\ back"],'
                                      '["description","C:\\path \"x\" \\\\ y"]]')],
           '... escaped as \" and \\');
-SELECT is(buzz.define_role(:'c', 'intl', U&'Mod\00E9rateur \+01F6E1', U&'\65E5\672C\8A9E \2028 \00FF'), 'defined',
-          'a label and description with non-ASCII characters (and U+2028)');
+SELECT is(buzz.define_role(:'c', 'intl', U&'Mod\00E9rateur \+01F6E1', U&'\65E5\672C\8A9E \00FF'), 'defined',
+          'a label and description with non-ASCII characters');
 SELECT is(pg_temp.shapes(),
           ARRAY[pg_temp.shape(33534, '[["-"],["d","intl"],["label","Mod' || U&'\00E9rateur \+01F6E1'
-                                     || '"],["description","' || U&'\65E5\672C\8A9E \2028 \00FF' || '"]]'),
+                                     || '"],["description","' || U&'\65E5\672C\8A9E \00FF' || '"]]'),
                 pg_temp.shape(33534, '[["-"],["d","quote"],["label","Say \"hi\" \\ back"],'
                                      '["description","C:\\path \"x\" \\\\ y"]]')],
           '... written as UTF-8, not escaped, ids the sha256 of those bytes (both roles, by role id)');
@@ -142,7 +142,7 @@ SELECT is(buzz.define_role(:'c', 'wide', repeat(U&'\00E9', 64), repeat(U&'\00E9'
           '... counted in characters, not bytes');
 SELECT is(buzz.define_role(:'c', 'min', 'Min', p_order => -2147483648), 'defined', 'order -2147483648');
 SELECT is(buzz.define_role(:'c', 'max', 'Max', p_order => 2147483647), 'defined', 'order 2147483647');
-SELECT is(buzz.define_role(:'c', 'spaces', ' x  y ', ' '), 'defined', 'spaces are printable');
+SELECT is(buzz.define_role(:'c', 'spaces', ' x  y ', ' z '), 'defined', 'spaces around a name are kept, never trimmed');
 SELECT is((SELECT count(*)::integer FROM pg_temp.prepared() p WHERE p.kind = 33534), 6, '... six 33534s prepared');
 SELECT is(pg_temp.flush(), 6, '... published');
 
@@ -198,11 +198,30 @@ SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', E'\x01
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', E'a\x7f'), 'U+007F (DEL) in the label: 22023');
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'a\0085'), 'U+0085 (C1) in the label: 22023');
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'\009F'), 'U+009F (C1) in the label: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', '   '), 'a label of spaces: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'\00A0\3000'),
+                   'a label of Unicode spaces: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'Mod\202Esrotare'),
+                   'U+202E (right-to-left override) in the label: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'ad\200Bmin'),
+                   'U+200B (zero-width space) in the label: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'\FEFFmod'),
+                   'U+FEFF (byte order mark) in the label: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', %L)$$, :'c', U&'mod\+0E0041'),
+                   'U+E0041 (a tag character) in the label: 22023');
 -- 22023: description
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', repeat('d', 501)),
                    'a description of 501 characters: 22023');
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', E'line\nbreak'),
-                   'a newline in the description: 22023');
+                   'a newline in the description: 22023 (one line, SPEC section 6)');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', E'a\tb'),
+                   'a tab in the description: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', ''),
+                   'an empty description: 22023 (NULL is none)');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', U&' \3000 '),
+                   'a description of whitespace: 22023');
+SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', U&'a\2028b'),
+                   'U+2028 (line separator) in the description: 22023');
 SELECT pg_temp.bad(format($$SELECT buzz.define_role(%L, 'x', 'X', %L)$$, :'c', U&'\0080'),
                    'U+0080 (C1) in the description: 22023');
 -- 22023: color

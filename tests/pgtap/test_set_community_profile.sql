@@ -23,7 +23,7 @@ RETURN (SELECT count(*) FROM buzz_private.community_profiles p WHERE p.community
 CREATE FUNCTION pg_temp.icon(n integer) RETURNS text LANGUAGE sql IMMUTABLE
 RETURN 'https://img.example.org/' || repeat('i', n - 28) || '.png';
 
-SELECT plan(69);
+SELECT plan(78);
 
 SELECT function_returns('buzz', 'set_community_profile', ARRAY['uuid', 'text', 'text'],
                         'text', 'set_community_profile returns text');
@@ -60,17 +60,22 @@ SELECT pg_temp.set_throws(:'c', 'name', E'a\tb', '22023', 'a name with a tab: 22
 SELECT pg_temp.set_throws(:'c', 'name', E'\x1b[31mred', '22023', 'a name with an escape: 22023');
 SELECT pg_temp.set_throws(:'c', 'name', E'del\x7f', '22023', 'a name with DEL: 22023');
 SELECT pg_temp.set_throws(:'c', 'name', U&'nel\0085', '22023', 'a name with a C1 control (NEL): 22023');
+SELECT pg_temp.set_throws(:'c', 'name', '   ', '22023', 'a name of spaces: 22023, never trimmed');
+SELECT pg_temp.set_throws(:'c', 'name', U&'\2003', '22023', 'a name of an em space: 22023');
+SELECT pg_temp.set_throws(:'c', 'name', U&'gro\202Epu', '22023', 'a name with U+202E (right-to-left override): 22023');
+SELECT pg_temp.set_throws(:'c', 'name', U&'zero\200Dwidth', '22023', 'a name with a zero-width joiner: 22023');
+SELECT pg_temp.set_throws(:'c', 'name', U&'line\2028sep', '22023', 'a name with U+2028: 22023');
 SELECT pg_temp.profile_is(:'c', $$VALUES ($x$Bob's "Relay" <b>$x$, NULL::text, NULL::text, 'invite')$$,
                           'the refused names changed nothing');
 
 -- description
 SELECT is(buzz.set_community_profile(:'c', 'description', repeat('d', 2000)), 'updated',
           'a description of 2000 characters');
-SELECT is(buzz.set_community_profile(:'c', 'description', E'Line one\r\nline\ttwo\n'), 'updated',
-          'a description with line breaks and a tab');
-SELECT is((SELECT p.description FROM buzz.community_profile(:'c') p), E'Line one\r\nline\ttwo\n',
+SELECT is(buzz.set_community_profile(:'c', 'description', E'Line one\r\nline two\n'), 'updated',
+          'a description with line breaks');
+SELECT is((SELECT p.description FROM buzz.community_profile(:'c') p), E'Line one\r\nline two\n',
           '... stored as given');
-SELECT is(buzz.set_community_profile(:'c', 'description', E'Line one\r\nline\ttwo\n'), 'unchanged',
+SELECT is(buzz.set_community_profile(:'c', 'description', E'Line one\r\nline two\n'), 'unchanged',
           '... again: unchanged');
 SELECT pg_temp.set_throws(:'c', 'description', repeat('d', 2001), '22023', 'a description of 2001 characters: 22023');
 SELECT pg_temp.set_throws(:'c', 'description', '', '22023', 'an empty description: 22023');
@@ -78,7 +83,12 @@ SELECT pg_temp.set_throws(:'c', 'description', E'bell\x07', '22023', 'a descript
 SELECT pg_temp.set_throws(:'c', 'description', E'\x1b[2J', '22023', 'a description with an escape: 22023');
 SELECT pg_temp.set_throws(:'c', 'description', E'form\x0cfeed', '22023', 'a description with a form feed: 22023');
 SELECT pg_temp.set_throws(:'c', 'description', U&'csi\009b', '22023', 'a description with a C1 control: 22023');
-SELECT is((SELECT p.description FROM buzz.community_profile(:'c') p), E'Line one\r\nline\ttwo\n',
+SELECT pg_temp.set_throws(:'c', 'description', E'a\tb', '22023', 'a description with a tab: 22023');
+SELECT pg_temp.set_throws(:'c', 'description', E'\n \n', '22023', 'a description of blank lines: 22023');
+SELECT pg_temp.set_throws(:'c', 'description', U&'one\2029two', '22023', 'a description with U+2029: 22023');
+SELECT pg_temp.set_throws(:'c', 'description', U&'bidi \2067isolate\2069', '22023',
+                          'a description with a bidirectional isolate: 22023');
+SELECT is((SELECT p.description FROM buzz.community_profile(:'c') p), E'Line one\r\nline two\n',
           'the refused descriptions changed nothing');
 
 -- icon
@@ -106,7 +116,7 @@ SELECT is((SELECT p.icon FROM buzz.community_profile(:'c') p), 'https://x', 'the
 -- Clearing, fields apart
 SELECT is(buzz.set_community_profile(:'c', 'icon', NULL), 'updated', 'the icon cleared: updated');
 SELECT is(buzz.set_community_profile(:'c', 'icon', NULL), 'unchanged', '... again: unchanged');
-SELECT pg_temp.profile_is(:'c', $$VALUES ($x$Bob's "Relay" <b>$x$, E'Line one\r\nline\ttwo\n', NULL::text, 'invite')$$,
+SELECT pg_temp.profile_is(:'c', $$VALUES ($x$Bob's "Relay" <b>$x$, E'Line one\r\nline two\n', NULL::text, 'invite')$$,
                           '... the other fields keep their values');
 
 -- Fields

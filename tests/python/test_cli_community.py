@@ -215,6 +215,12 @@ def test_profile_and_join_policy(fast: InProcess, community: Community, su: Any)
         ("name", "x" * 65),
         ("name", "tab\there"),
         ("description", "y" * 2001),
+        # Names a person reads (SPEC section 10), as NIP-86 and the page are refused them.
+        ("name", "   "),
+        ("name", "Example\u202eyaleR"),
+        ("name", "Exa\u200dmple"),
+        ("description", "\n\n"),
+        ("description", "one\u2029two"),
     ):
         expect(fast(*c, "profile", "set", *bad), 1, "22023", "nothing was changed")
     refused = fast(*c, "profile", "set", "icon", "ftp://x.org/i.png", "--json")

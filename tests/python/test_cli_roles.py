@@ -199,6 +199,9 @@ def test_role_define_words_json_and_errors(
         ("--label", "tab\there"),
         ("--label", "L", "--description", "x" * 501),
         ("--label", "L", "--description", "line\nbreak"),
+        ("--label", "   "),  # names a person reads (SPEC section 10)
+        ("--label", "Mods\u202e"),
+        ("--label", "L", "--description", "\u200b"),
         ("--label", "L", "--color", "361"),
         ("--label", "L", "--color", "-1"),
     ):

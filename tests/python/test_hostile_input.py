@@ -491,6 +491,22 @@ BAD_ROLE_IDS: list[tuple[str, Any]] = [
 ]
 BASE_ROLES = [("owner", "owner"), ("admin", "admin"), ("member", "member")]
 
+# Names a person reads (SPEC section 10): blank, or holding a format or separator character
+# (refused with 22023 in names, labels and descriptions alike).
+UNREADABLE: list[tuple[str, str]] = [
+    ("spaces-only", "   "),
+    ("unicode-spaces-only", "\u00a0\u2003\u3000"),
+    ("blank-lines", " \n \n"),
+    ("right-to-left-override", "adm\u202enim"),
+    ("bidi-isolate", "\u2067x\u2069"),
+    ("zero-width-space", "a\u200bb"),
+    ("zero-width-joiner", "a\u200db"),
+    ("byte-order-mark", "\ufeffname"),
+    ("soft-hyphen", "na\u00adme"),
+    ("tag-character", "x\U000e0041"),
+    ("line-separator", "a\u2028b"),
+    ("paragraph-separator", "a\u2029b"),
+]
 BAD_ROLE_LABELS: list[tuple[str, Any]] = [  # define_role.p_label: 22023
     ("NULL", None),
     ("empty", ""),
@@ -505,13 +521,16 @@ BAD_ROLE_LABELS: list[tuple[str, Any]] = [  # define_role.p_label: 22023
     ("del", "label\x7f"),
     ("c1-nel", "label\x85"),
     ("c1-csi", "\x9b31m"),
+    *UNREADABLE,
 ]
 BAD_DESCRIPTIONS: list[tuple[str, Any]] = [  # define_role.p_description: 22023
     ("501-chars", "d" * 501),
     ("501-emoji", "\U0001f642" * 501),
     ("huge-100k", "d" * HUGE),
-    ("newline", "line one\nline two"),
+    ("empty", ""),
+    ("newline", "line one\nline two"),  # one line (SPEC section 6)
     ("tab", "a\tb"),
+    *UNREADABLE,
     ("escape", "\x1b[31m"),
     ("del", "text\x7f"),
     ("c1-nel", "text\x85"),
@@ -542,6 +561,7 @@ BAD_NAMES: list[tuple[str, Any]] = [
     ("escape", "\x1b[31m"),
     ("del", "name\x7f"),
     ("c1-nel", "name\x85"),
+    *UNREADABLE,
 ]
 # Free text (p_note, p_reason): at most 1000 characters, no control character but tab and line
 # breaks, else 22023.
@@ -1467,13 +1487,12 @@ ROLE_TAGS = {  # the 33534 tag of each define_role argument
     "p_order": "order",
 }
 ROLE_STORED: dict[str, list[tuple[str, Any]]] = {
-    "define_role.p_label": [*GOOD_LABELS, ("1-char", "x"), ("spaces-only", "   ")],
+    "define_role.p_label": [*GOOD_LABELS, ("1-char", "x")],
     "define_role.p_description": [
         *GOOD_LABELS,
-        ("empty", ""),
         ("500-chars", "d" * 500),
         ("500-emoji", "\U0001f642" * 500),
-        ("json-escapes", '"quoted" \\ back\u2028slash\u2029'),
+        ("json-escapes", '"quoted" \\ back/slash'),
     ],
     "define_role.p_color": [("0", 0), ("360", 360), ("NULL", None)],
     "define_role.p_order": [("int-max", INT_MAX), ("int-min", INT_MIN), ("0", 0), ("-1", -1)],

@@ -407,10 +407,22 @@ def test_the_profile_methods_change_what_nip11_shows(relay, nip86_client, who):
         nip86_client,
         rpc(relay, actor, "changerelayname", "x" * 65),
         rpc(relay, actor, "changerelayicon", "javascript:alert(1)"),
+        # Names a person reads (SPEC section 10): never blank, nothing that shows otherwise.
+        rpc(relay, actor, "changerelayname", "   "),
+        rpc(relay, actor, "changerelayname", "Night\u202eslwO"),
+        rpc(relay, actor, "changerelayname", "Night\u200bOwls"),
+        rpc(relay, actor, "changerelaydescription", " \n "),
+        rpc(relay, actor, "createrole", "mods", "Mods\u2028"),
     )
-    assert "a name must be 1 to 64 printable characters" in refused(answers[0], 400)
+    assert "a name must be 1 to 64 characters" in refused(answers[0], 400)
     assert "https://" in refused(answers[1], 400)
+    assert "a name must hold more than whitespace" in refused(answers[2], 400)
+    for answer in answers[3:5]:
+        assert "a name must not hold control, format" in refused(answer, 400)
+    assert "a description must hold more than whitespace" in refused(answers[5], 400)
+    assert "the label must not hold control, format" in refused(answers[6], 400)
     assert relay.mem.community_profile(relay.community_id) == ("Night Owls", None, None, "invite")
+    assert "mods" not in {d["tags"][1][1] for d in relay.mem.role_definitions(relay.community_id)}
 
 
 @BY_OWNER_ON_CLUSTER

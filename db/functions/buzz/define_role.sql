@@ -5,8 +5,10 @@
 -- new kind 33534 event is signed in the same transaction (prepare); no member changes, so
 -- no list is written.
 -- Outcomes: 'defined' (new role), 'updated'; 'unchanged' (the same definition: no change).
--- Raises: BZIRL (malformed role id), 22023 (label not 1-64, description over 500, or either
--- with a control character; color outside 0-360), BZISO, BZNCM, BZARC.
+-- p_label and p_description are names a person reads (check_display_text: not blank, no
+-- control, format or separator character, no line break).
+-- Raises: BZIRL (malformed role id), 22023 (label not 1-64, description not 1-500, either
+-- refused by check_display_text; color outside 0-360), BZISO, BZNCM, BZARC.
 -- Locks: community FOR KEY SHARE, the role's row.
 CREATE OR REPLACE FUNCTION buzz.define_role(
     p_community uuid, p_role text, p_label text, p_description text DEFAULT NULL,
@@ -18,15 +20,14 @@ AS $$
 DECLARE
     v_role text := buzz_private.normalize_role_id(p_role, true);
 BEGIN
-    IF p_label IS NULL OR pg_catalog.char_length(p_label) NOT BETWEEN 1 AND 64
-       OR p_label ~ '[\x01-\x1f\x7f-\x9f]' THEN
-        RAISE EXCEPTION 'p_label must be 1-64 printable characters'
+    IF p_label IS NULL THEN
+        RAISE EXCEPTION 'p_label must be 1-64 characters, not NULL'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF pg_catalog.char_length(p_description) > 500 OR p_description ~ '[\x01-\x1f\x7f-\x9f]' THEN
-        RAISE EXCEPTION 'p_description must be at most 500 printable characters'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM buzz_private.check_display_text(p_label, 'p_label', 64, false);
+    -- Single-line, as SPEC §6 wants a role's description (printable); the community's may
+    -- hold line breaks.
+    PERFORM buzz_private.check_display_text(p_description, 'p_description', 500, false);
     IF p_color NOT BETWEEN 0 AND 360 THEN
         RAISE EXCEPTION 'p_color must be a hue from 0 to 360, or NULL'
             USING ERRCODE = 'invalid_parameter_value';

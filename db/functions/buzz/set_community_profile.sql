@@ -1,6 +1,7 @@
 -- buzz.set_community_profile(p_community uuid, p_field text, p_value text) -> text
 -- Sets one field of what the community shows to people (NIP-11, its page): 'name' (1-64
--- printable characters), 'description' (at most 2,000 characters; line breaks allowed) or
+-- characters), 'description' (at most 2,000 characters; line breaks allowed), each a name a
+-- person reads (check_display_text: not blank, no control, format or separator character), or
 -- 'icon' (an https:// URL of at most 500 characters, without spaces, quotes, angle
 -- brackets or backslashes, as the table's check says). NULL clears the field. Not a
 -- membership write: no list.
@@ -23,14 +24,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p_value IS NOT NULL THEN
-        IF p_field = 'name' AND (pg_catalog.char_length(p_value) NOT BETWEEN 1 AND 64
-                                 OR p_value ~ '[\x01-\x1f\x7f-\x9f]') THEN
-            RAISE EXCEPTION 'a name must be 1 to 64 printable characters'
-                USING ERRCODE = 'invalid_parameter_value';
-        ELSIF p_field = 'description' AND (pg_catalog.char_length(p_value) NOT BETWEEN 1 AND 2000
-                                           OR p_value ~ '[\x01-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]') THEN
-            RAISE EXCEPTION 'a description must be 1 to 2000 characters, without control characters'
-                USING ERRCODE = 'invalid_parameter_value', HINT = 'NULL clears it.';
+        IF p_field = 'name' THEN
+            PERFORM buzz_private.check_display_text(p_value, 'a name', 64, false);
+        ELSIF p_field = 'description' THEN
+            PERFORM buzz_private.check_display_text(p_value, 'a description', 2000, true);
         ELSIF p_field = 'icon' AND (pg_catalog.char_length(p_value) > 500
                                     OR p_value !~ '^https://[^/?#[:space:][:cntrl:]"<>\\]+([/?#][^[:space:][:cntrl:]"<>\\]*)?$') THEN
             RAISE EXCEPTION 'an icon must be an https:// URL of at most 500 characters'

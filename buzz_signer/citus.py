@@ -133,6 +133,7 @@ READ_FUNCTIONS = (
     "buzz.method_assignees(uuid)",
     "buzz.moderation_rules(uuid)",
     "buzz.relay_invites(uuid)",
+    "buzz.relay_member(uuid, text)",
     "buzz.relay_members(uuid)",
     "buzz.role_definitions(uuid)",
     "buzz.role_deletions(uuid)",

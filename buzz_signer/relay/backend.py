@@ -120,8 +120,33 @@ class DatabaseBackend:
         events = await self._only(community, 0, "with_list")
         return events[0] if events else None
 
-    async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]:
-        return await self._only(community, since, "with_events")
+    async def membership_events_matching(
+        self,
+        community: uuid.UUID,
+        *,
+        kinds: Sequence[int] | None,
+        ids: Sequence[str] | None,
+        members: Sequence[str] | None,
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[WireEvent]:
+        """The 8000/8001 events of one REQ filter, newest first, `limit` of them, selected and
+        limited in the database (buzz.membership_events_newest: by an index, never a scan)."""
+        rows = await self._rows(
+            "SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL"
+            " FROM buzz.membership_events_newest(%s, %s, %s, %s, %s, %s, %s) e",
+            (
+                community,
+                None if kinds is None else list(kinds),
+                None if ids is None else list(ids),
+                None if members is None else list(members),
+                since,
+                until,
+                limit,
+            ),
+        )
+        return [_wire(r) for r in rows]
 
     async def role_events(
         self, community: uuid.UUID, since: int, *, definitions: bool, deletions: bool
@@ -138,9 +163,7 @@ class DatabaseBackend:
         )
 
     async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None:
-        rows = await self._rows(
-            "SELECT role FROM buzz.relay_members(%s) WHERE pubkey = %s", (community, pubkey)
-        )
+        rows = await self._rows("SELECT role FROM buzz.relay_member(%s, %s)", (community, pubkey))
         return rows[0][0] if rows else None
 
     # What every relay process of the database shares (SPEC section 9) -----------------

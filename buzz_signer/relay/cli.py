@@ -122,6 +122,10 @@ def _limit_option(name: str, help_text: str):
     "Failed claims per address and per pubkey in 10 minutes; then claims are refused.",
 )
 @_limit_option("max_queued_messages", "Messages queued for a slow client before closing it.")
+@_limit_option(
+    "max_queued_bytes",
+    "Bytes a client has been sent and not read (held by this process) before closing it.",
+)
 @click.option(
     "--upstream",
     metavar="ws://HOST:PORT",

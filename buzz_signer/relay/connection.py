@@ -60,12 +60,14 @@ class Connection:
         ws: web.WebSocketResponse,
         *,
         max_queued: int,
+        max_queued_bytes: int,
         transport: asyncio.Transport | None = None,
+        on_too_slow: Callable[[], None] | None = None,
     ) -> None:
         self.ws = ws
         self.handler: Handler | None = None
         # Messages to send (outbound.py); the hub pushes committed events through it too.
-        self.outbox = Outbox(ws, transport, max_queued)
+        self.outbox = Outbox(ws, transport, max_queued, max_queued_bytes, on_too_slow)
         self._busy = False  # while a message of the client is being handled
         # What a drain waits on while a message is being handled; made only then (an
         # asyncio.Event for every connection would be 1 kB each).

@@ -31,8 +31,10 @@ class Limits:
     # FAILED_CLAIM_SECONDS, after which claims are refused unread (SPEC section 7: 20);
     # across every process.
     max_failed_claims: int = 20
-    # Outgoing messages queued for one connection before it is closed as too slow.
+    # Outgoing messages queued for one connection before it is closed as too slow, and the
+    # bytes they and the socket's buffer in this process may hold (SPEC section 10: 4 MiB).
     max_queued_messages: int = 10_000
+    max_queued_bytes: int = 4 * 1024 * 1024
 
 
 DEFAULT_LIMITS = Limits()

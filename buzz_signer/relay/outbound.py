@@ -2,8 +2,14 @@
 
 An `Outbox` writes a message to its socket at once when nothing waits before it and the
 socket keeps up (its transport's buffer is small); otherwise it queues the message and a task
-of its own writes the queue through aiohttp, waiting for the socket to drain. A connection
-that lets more than `limit` messages queue up is closed as too slow (1008).
+of its own writes the queue through aiohttp, waiting for the socket to drain. What a client
+has been sent and has not read is bounded (SPEC section 10): past `max_bytes` waiting (the
+queue and the transport's buffer, what this process holds; one message always goes, however
+large) or `max_messages` queued, the connection is closed as too slow (1008, or the socket
+itself if the close frame cannot go either) and counted. A message that replaces an earlier
+one (`replaces`: a newer list for the same subscription, a newer definition of the same role)
+takes the earlier one's place in the queue if it is still waiting: a client never gets both,
+and a client that asks for the same list again and again holds one copy, not one per ask.
 
 A `Frame` is one text message framed once (RFC 6455: final, unmasked, uncompressed): the hub
 writes the same bytes to every connection it pushes a committed event to, instead of
@@ -18,7 +24,7 @@ import contextlib
 import logging
 import struct
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 
 from aiohttp import web
 
@@ -28,6 +34,8 @@ log = logging.getLogger("buzz_relay")
 # for the socket to drain (asyncio's own high-water mark is 64 KiB).
 HIGH_WATER = 64 * 1024
 _TEXT = 0x81  # FIN and opcode 1 (text)
+# How long the close frame of a connection closed as too slow may take before the socket goes.
+CLOSE_SECONDS = 1.0
 
 
 def frame(payload: bytes) -> bytes:
@@ -41,27 +49,63 @@ def frame(payload: bytes) -> bytes:
 
 
 class Frame:
-    """A text message and its frame, built once, written to any number of connections."""
+    """A text message and its frame, built once, written to any number of connections; what
+    it replaces is the message's (`replaces_key`)."""
 
-    __slots__ = ("data", "text")
+    __slots__ = ("data", "replaces", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.data = frame(text.encode())
+        self.replaces = replaces_key(text)
+
+
+def replaces_key(item: str | Frame) -> Hashable | None:
+    """What a queued message stands for, if a newer message of the same key supersedes it
+    (protocol.ReplacingMessage, Frame.replaces); None for every other message."""
+    return getattr(item, "replaces", None)
+
+
+def _size(item: str | Frame) -> int:
+    if isinstance(item, Frame):
+        return len(item.data)
+    return len(item) if item.isascii() else len(item.encode())
 
 
 class Outbox:
     """The messages on their way to one websocket, in order."""
 
-    __slots__ = ("_closed", "_limit", "_queue", "_transport", "_writer", "_ws")
+    __slots__ = (
+        "_closed",
+        "_max_bytes",
+        "_max_messages",
+        "_on_too_slow",
+        "_queue",
+        "_queued_bytes",
+        "_replaceable",
+        "_transport",
+        "_writer",
+        "_ws",
+    )
 
-    def __init__(self, ws: web.WebSocketResponse, transport: asyncio.Transport | None, limit: int):
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        transport: asyncio.Transport | None,
+        max_messages: int,
+        max_bytes: int,
+        on_too_slow: Callable[[], None] | None = None,
+    ):
         self._ws = ws
         self._transport = transport
-        self._limit = limit
-        # Only while something is queued: an idle connection holds neither (a deque is
+        self._max_messages = max_messages
+        self._max_bytes = max_bytes
+        self._on_too_slow = on_too_slow
+        # Only while something is queued: an idle connection holds none of these (a deque is
         # 760 bytes, a task more: 10,000 connections would hold 10 MB for nothing).
         self._queue: deque[str | Frame] | None = None
+        self._queued_bytes = 0
+        self._replaceable: dict[Hashable, str | Frame] | None = None  # queued, by key
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
 
@@ -91,32 +135,75 @@ class Outbox:
         queue = self._queue
         if queue is None:
             queue = self._queue = deque()
-        elif len(queue) >= self._limit:
+        size = _size(item)
+        key = replaces_key(item)
+        if key is not None:
+            self._drop_replaced(queue, key)
+        if queue and (
+            len(queue) >= self._max_messages
+            or self._queued_bytes + size + self._buffered() > self._max_bytes
+        ):
             self._too_slow()
             return
         queue.append(item)
+        self._queued_bytes += size
+        if key is not None:
+            if self._replaceable is None:
+                self._replaceable = {}
+            self._replaceable[key] = item
         if self._writer is None:
             self._writer = asyncio.create_task(self._write(queue))
+
+    def _buffered(self) -> int:
+        transport = self._transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    def _drop_replaced(self, queue: deque[str | Frame], key: Hashable) -> None:
+        """Take out the queued message that `key`'s new one replaces, if one still waits."""
+        replaceable = self._replaceable
+        earlier = replaceable.pop(key, None) if replaceable is not None else None
+        if earlier is not None:
+            queue.remove(earlier)
+            self._queued_bytes -= _size(earlier)
 
     async def _write(self, queue: deque[str | Frame]) -> None:
         try:
             while queue:
-                item = queue[0]
+                # Out of the queue before it is sent: a replacement never takes it out again.
+                item = queue.popleft()
+                self._queued_bytes -= _size(item)
+                key = replaces_key(item)
+                if key is not None and self._replaceable is not None:
+                    self._replaceable.pop(key, None)
                 await self._ws.send_str(item.text if isinstance(item, Frame) else item)
-                queue.popleft()
         except (ConnectionError, RuntimeError):  # the client went away
             self._closed = True
         finally:
             self._writer = None
             self._queue = None
+            self._replaceable = None
+            self._queued_bytes = 0
 
     def _too_slow(self) -> None:
-        log.info("closing a connection that does not read its messages")
+        log.info("closing a connection that does not read what it is sent")
+        if self._on_too_slow is not None:
+            self._on_too_slow()
         self._closed = True
         self._queue = None
+        self._replaceable = None
+        self._queued_bytes = 0
         if self._writer is not None:
             self._writer.cancel()
-        asyncio.ensure_future(self._ws.close(code=1008, message=b"too slow"))
+        asyncio.ensure_future(self._close_too_slow())
+
+    async def _close_too_slow(self) -> None:
+        """The close frame, if it can go; else the socket: a client that reads nothing would
+        never take the frame from a full buffer."""
+        try:
+            await asyncio.wait_for(self._ws.close(code=1008, message=b"too slow"), CLOSE_SECONDS)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            if self._transport is not None:
+                self._transport.abort()
 
     async def flushed(self) -> None:
         """Return once everything sent so far has been handed to the socket."""

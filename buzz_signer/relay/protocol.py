@@ -122,7 +122,17 @@ class Backend(RateStore, Protocol):
 
     async def live_list(self, community: uuid.UUID) -> WireEvent | None: ...
 
-    async def membership_events(self, community: uuid.UUID, since: int) -> list[WireEvent]: ...
+    async def membership_events_matching(
+        self,
+        community: uuid.UUID,
+        *,
+        kinds: Sequence[int] | None,
+        ids: Sequence[str] | None,
+        members: Sequence[str] | None,
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[WireEvent]: ...
 
     async def role_events(
         self, community: uuid.UUID, since: int, *, definitions: bool, deletions: bool
@@ -186,9 +196,31 @@ def relay_message(*parts: Any) -> str:
     return json.dumps(list(parts), separators=(",", ":"), ensure_ascii=False)
 
 
+class ReplacingMessage(str):
+    """An EVENT message whose event a newer one replaces for its subscription: the live list
+    (13534), a role's definition (33534 of one `d`). A connection's outbox sends only the
+    newest of those still waiting (outbound.Outbox, SPEC section 10)."""
+
+    replaces: tuple[str, int, str]
+
+
+def _replaces(subscription: str, ev: WireEvent) -> tuple[str, int, str] | None:
+    if ev.kind == KIND_MEMBERSHIP_LIST:
+        return (subscription, ev.kind, "")
+    if ev.kind == KIND_ROLE:
+        return (subscription, ev.kind, (ev.tags.get("d") or ("",))[0])
+    return None
+
+
 def _event_message(subscription: str, ev: WireEvent) -> str:
     # The event's text is spliced in as it is: built once, sent to every subscriber.
-    return f'["EVENT",{json.dumps(subscription, ensure_ascii=False)},{ev.text}]'
+    text = f'["EVENT",{json.dumps(subscription, ensure_ascii=False)},{ev.text}]'
+    replaces = _replaces(subscription, ev)
+    if replaces is None:
+        return text
+    message = ReplacingMessage(text)
+    message.replaces = replaces
+    return message
 
 
 event_message = _event_message
@@ -434,12 +466,14 @@ class RelaySession:
             live = await self._backend.live_list(self.community.id)
             if live is not None:
                 candidates.append(live)
-        user_filters = [
-            f for f in filters if f.wants_kind(KIND_ADD_USER) or f.wants_kind(KIND_REMOVE_USER)
-        ]
-        if user_filters:
-            since = min(f.since or 0 for f in user_filters)
-            candidates += await self._backend.membership_events(self.community.id, since)
+        # The 8000/8001 events: each filter selected and limited in the database, so that a
+        # REQ costs what it answers, however many are stored (SPEC section 10).
+        for f in filters:
+            selection = self._user_event_selection(f)
+            if selection is not None:
+                candidates += await self._backend.membership_events_matching(
+                    self.community.id, **selection, limit=self._limit_of(f)
+                )
         # Read after the list: a role the list names is among them (or, deleted since, its
         # kind 5 is), never missing while the list names it.
         definitions = any(f.wants_kind(KIND_ROLE) for f in filters)
@@ -452,10 +486,12 @@ class RelaySession:
             candidates += await self._backend.role_events(
                 self.community.id, since, definitions=definitions, deletions=deletions
             )
+        # Newest first, each once (two filters may select the same event).
+        candidates = list({ev.id: ev for ev in candidates}.values())
         candidates.sort(key=lambda ev: ev.created_at, reverse=True)
         chosen: dict[str, WireEvent] = {}
         for f in filters:
-            limit = min(self._limits.max_limit, f.limit if f.limit is not None else 1 << 62)
+            limit = self._limit_of(f)
             picked = 0
             for ev in candidates:
                 if picked >= limit:
@@ -465,6 +501,28 @@ class RelaySession:
                     picked += 1
         ordered = sorted(chosen.values(), key=lambda ev: ev.created_at, reverse=True)
         return [_event_message(sub_id, ev) for ev in ordered if sub.first_sending(ev)]
+
+    def _limit_of(self, f: Filter) -> int:
+        return min(self._limits.max_limit, f.limit if f.limit is not None else 1 << 62)
+
+    def _user_event_selection(self, f: Filter) -> dict[str, Any] | None:
+        """What of the 8000/8001 events `f` selects, as membership_events_matching's
+        arguments; None when it can select none of them."""
+        kinds = [k for k in (KIND_ADD_USER, KIND_REMOVE_USER) if f.wants_kind(k)]
+        if not kinds or (f.authors is not None and self.relay_pubkey not in f.authors):
+            return None
+        members = None
+        for letter, wanted in f.tags:
+            if letter != "p":  # their only tag a filter can name is p (the member)
+                return None
+            members = sorted(wanted)
+        return {
+            "kinds": kinds,
+            "ids": None if f.ids is None else sorted(f.ids),
+            "members": members,
+            "since": f.since,
+            "until": f.until,
+        }
 
     async def _invite_answer(self, sub_id: str, filters: Sequence[Filter]) -> list[str]:
         """For a REQ that names kind 28935: mint a one-use invite and answer it, signed.

@@ -516,7 +516,13 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         await ws.close(code=1008, message=b"too many connections")
         return ws
     state.per_ip[address] += 1
-    connection = Connection(ws, max_queued=limits.max_queued_messages, transport=request.transport)
+    connection = Connection(
+        ws,
+        max_queued=limits.max_queued_messages,
+        max_queued_bytes=limits.max_queued_bytes,
+        transport=request.transport,
+        on_too_slow=lambda: state.metrics.request("connection", "too_slow"),
+    )
     send = connection.send
     state.connections.add(connection)
     state.clients[ws] = (community.id, client)

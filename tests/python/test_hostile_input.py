@@ -259,6 +259,16 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "relay_invites": [("p_community", "uuid", S.C)],
     "member_list": [("p_community", "uuid", S.C)],
     "membership_events": [("p_community", "uuid", S.C), ("p_since", "bigint", 0)],
+    "membership_events_newest": [
+        ("p_community", "uuid", S.C),
+        ("p_kinds", "integer[]", None),
+        ("p_ids", "text[]", None),
+        ("p_members", "text[]", None),
+        ("p_since", "bigint", None),
+        ("p_until", "bigint", None),
+        ("p_limit", "integer", 500),
+    ],
+    "relay_member": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
     "member_list_drift": [("p_community", "uuid", S.C)],
     "role_definitions": [("p_community", "uuid", S.C)],
     "role_deletions": [("p_community", "uuid", S.C)],
@@ -659,7 +669,8 @@ def _cases() -> list[Case]:
     assert {f for f, a in pubkey_args} >= {"ban_pubkey", "unban_pubkey", "request_membership"}
     for f, a in pubkey_args:
         values = BAD_PUBKEYS
-        if a == "p_expected_owner" or f == "invites_left":  # NULL: any owner; nobody (0)
+        # NULL: any owner; nobody (0 invites, no member row).
+        if a == "p_expected_owner" or f in ("invites_left", "relay_member"):
             values = [(lbl, v) for lbl, v in BAD_PUBKEYS if v is not None]
         add(f, a, values, "BZIPK")
         nul(f, a)
@@ -809,6 +820,20 @@ def _cases() -> list[Case]:
     add("relay_members", "p_community", missing, Noop([]))
     add("member_list", "p_community", missing, Noop([(None,)]))
     add("membership_events", "p_community", missing, Noop([]))
+    add("relay_member", "p_community", missing, Noop([]))
+    add("relay_member", "p_pubkey", [("stranger", S.NEWPK)], Noop([]))
+    # A REQ filter's values are data: what matches nothing finds nothing; too many is 22023.
+    add("membership_events_newest", "p_community", missing, Noop([]))
+    for a in ("p_ids", "p_members"):
+        add(
+            "membership_events_newest",
+            a,
+            [(label, [v]) for label, v in [*BAD_PUBKEYS[1:], *INJECTIONS]],
+            Noop([]),
+        )
+        add("membership_events_newest", a, [("1001-values", ["a" * 64] * 1001)], "22023")
+        nul("membership_events_newest", a, ["ab\x00"])
+    add("membership_events_newest", "p_limit", [("negative", -1)], "22023")
     add("member_list_drift", "p_community", missing[1:], Noop([]))
     add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
     add("role_definitions", "p_community", missing, Noop([]))

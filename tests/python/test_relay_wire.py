@@ -9,8 +9,11 @@ write is in test_relay_nostr_tools.py and test_relay_nostr_sdk.py.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
+import secrets
+import socket
 import subprocess
 import threading
 import time
@@ -426,6 +429,78 @@ def test_connections_per_address_are_bounded(start_relay, mem: Membership):
             await connect(http, relay.url)  # a place was freed
 
     asyncio.run(main())
+
+
+def _raw_websocket(port: int, host: str) -> socket.socket:
+    """A websocket that never reads: the handshake by hand, a receive buffer kept small, and
+    not one byte taken from it after the handshake's answer."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    key = base64.b64encode(secrets.token_bytes(16)).decode()
+    sock.sendall(
+        (
+            f"GET / HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        ).encode()
+    )
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(1)  # one byte at a time: nothing past the headers is read
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    return sock
+
+
+def _client_frame(text: str) -> bytes:
+    """A masked text frame, as a client sends it (RFC 6455)."""
+    payload, mask = text.encode(), secrets.token_bytes(4)
+    n = len(payload)
+    head = bytes([0x81, 0x80 | n]) if n < 126 else bytes([0x81, 0xFE]) + n.to_bytes(2, "big")
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def test_a_client_that_never_reads_is_closed_and_counted(start_relay, mem: Membership):
+    """SPEC section 10: what a connection was sent and did not read is bounded in bytes. A
+    client asks for a 180 kB list again and again and reads nothing: the relay holds at most
+    the bound for it (the same list asked again replaces the copy still waiting), then closes
+    it and counts it; another client is served meanwhile."""
+    owner = Person.new()
+    host = new_host()
+    cid = mem.create_community(host, owner.pubkey).details["community_id"]
+    mem.add_relay_members(cid, [new_pubkey() for _ in range(2000)])
+    relay = start_relay("--community", str(cid), "--max-queued-bytes", "1000000")
+    sock = _raw_websocket(relay.port, host)
+    try:
+        for i in range(400):  # 72 MB of answers if each were kept
+            try:
+                sock.sendall(_client_frame(json.dumps(["REQ", f"s{i % 40}", {"kinds": [13534]}])))
+            except (BrokenPipeError, ConnectionResetError):
+                break  # closed by the relay
+        closed = False
+        deadline = time.monotonic() + 30
+        while not closed and time.monotonic() < deadline:
+            metrics = relay.get("/metrics")[1]
+            closed = 'buzz_relay_requests_total{kind="connection",outcome="too_slow"} 1.0' in metrics
+            time.sleep(0.05)
+        assert closed, "the relay did not close the client that does not read"
+
+        async def served() -> list[Any]:
+            async with aiohttp.ClientSession() as http:
+                other, _ = await connect(http, relay.url)
+                await other.send("REQ", "l", {"kinds": [13534]})
+                return await other.until("EOSE")
+
+        assert [m[0] for m in asyncio.run(served())] == ["EVENT", "EOSE"]
+        # The socket is closed from the relay's side: reading it to its end ends.
+        sock.settimeout(10)
+        while sock.recv(65536):
+            pass
+    except ConnectionResetError:
+        pass  # the socket itself was closed, the close frame not taken
+    finally:
+        sock.close()
+    assert relay.proc.poll() is None
+    assert "Traceback" not in relay.log()
 
 
 def test_claim_defaults_reach_nip86_createclaim(start_relay, mem: Membership):

@@ -10,8 +10,8 @@
 --   member hangs from a departed one. A loop of added_by that would make a member its own
 --   inviter leaves it NULL (nobody recorded).
 -- - The methods assigned to them are taken back (SPEC §10: delegations end with membership;
---   one who comes back holds none until assigned again), every relay process told at commit
---   (announce_moderation) when there were any.
+--   one who comes back holds none until assigned again). No NOTIFY: relays read assignments
+--   on each call, and on Citus this runs on a worker, which must not NOTIFY (two-phase commit).
 -- Locks: the invite rows, then the re-attached members' rows FOR NO KEY UPDATE in pubkey
 -- order (the callers have locked the rows they knew of already: lock_with_invitees), then the
 -- departed members' assignment rows. assign_method locks its holder's row FOR KEY SHARE, which
@@ -61,9 +61,6 @@ BEGIN
     END IF;
     DELETE FROM buzz_private.method_assignments a
     WHERE a.community_id = p_community AND a.pubkey = ANY (p_departed);
-    IF FOUND THEN
-        PERFORM buzz_private.announce_moderation(p_community);
-    END IF;
 END
 $$;
 ALTER FUNCTION buzz_private.release_departed(uuid, text[], text[]) OWNER TO buzz_owner;

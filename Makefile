@@ -119,7 +119,9 @@ lint: setup ## ruff over the Python (buzz_signer, tests, migrations, bench)
 # $(TEST_ROOT)/citus (in memory, like the test cluster), on loopback ports from 55101. CITUS_SRC holds the Citus 13.2.2 source and its
 # build.sh (third_party/citus/README.md); an installed Citus is used as it is.
 CITUS_SRC ?= third_party/citus
-LOCALCITUS := BUZZ_LOCAL_CITUS='$(TEST_ROOT)/citus' $(PY) -m buzz_signer.localcitus
+# Two shards per table, one per worker (buzz_signer/localcitus.py says why).
+CITUS_ENV  := BUZZ_LOCAL_CITUS='$(TEST_ROOT)/citus' BUZZ_CITUS_SHARD_COUNT=2
+LOCALCITUS := $(CITUS_ENV) $(PY) -m buzz_signer.localcitus
 # The suites that apply on a cluster (same files; what differs is marked single_server).
 CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
   citus membership_writes membership_guard roles concurrency role_concurrency ban_concurrency \
@@ -140,7 +142,7 @@ citus-stop: ## stop the test Citus cluster
 	@$(LOCALCITUS) stop 2>/dev/null || true
 
 test-citus: citus-db ## the suites that apply, on the local Citus cluster (PYTEST_ARGS=... passes options)
-	@export BUZZ_TEST_CITUS=1 BUZZ_LOCAL_CITUS='$(TEST_ROOT)/citus'; \
+	@export BUZZ_TEST_CITUS=1 $(CITUS_ENV); \
 	$(PYTEST) -n $(TEST_WORKERS) -m 'not alone_on_server' $(CITUS_TESTS) $(PYTEST_ARGS); \
 	$(PYTEST) -m alone_on_server $(CITUS_TESTS) $(PYTEST_ARGS) || [ $$? -eq 5 ]  # 5: none selected
 

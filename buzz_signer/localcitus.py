@@ -32,6 +32,11 @@ __all__ = ["DEFAULT_PORT", "LocalCitus", "citus_installed"]
 DEFAULT_PORT = 55101
 WORKERS = 2
 HOST = "127.0.0.1"
+# Shards of each distributed table (citus.shard_count): BUZZ_CITUS_SHARD_COUNT, else 8. The
+# test suites' cluster takes 2, one per worker (Makefile): a query over every community reads
+# each shard, and a test database copies each, so fewer make every test cheaper, while
+# co-location, routing and a shard's move are the same with 2 as with 8.
+SHARD_COUNT = 8
 
 
 def citus_installed() -> bool:
@@ -39,7 +44,7 @@ def citus_installed() -> bool:
     return (find_bindir().parent / "lib" / "citus.so").is_file()
 
 
-def _node_settings(port: int) -> dict[str, str]:
+def _node_settings(port: int, shard_count: int) -> dict[str, str]:
     return {
         "listen_addresses": HOST,
         "shared_preload_libraries": "citus",
@@ -54,7 +59,7 @@ def _node_settings(port: int) -> dict[str, str]:
         "wal_level": "logical",
         "max_replication_slots": "20",
         "max_wal_senders": "20",
-        "citus.shard_count": "8",
+        "citus.shard_count": str(shard_count),
         # Citus runs a maintenance worker per database: room for the tests' databases.
         "max_worker_processes": "64",
     }
@@ -68,14 +73,20 @@ class LocalCitus:
         root: str | os.PathLike[str] | None = None,
         port: int | None = None,
         workers: int = WORKERS,
+        shard_count: int | None = None,
     ):
+        shard_count = int(
+            shard_count or os.environ.get("BUZZ_CITUS_SHARD_COUNT") or SHARD_COUNT
+        )
         self.root = Path(
             root or os.environ.get("BUZZ_LOCAL_CITUS") or Path.cwd() / ".buzz" / "citus"
         ).absolute()
         self.port = int(port or os.environ.get("BUZZ_CITUS_PORT") or DEFAULT_PORT)
         names = ["coordinator"] + [f"worker{i}" for i in range(1, workers + 1)]
         self.nodes = {
-            name: LocalCluster(self.root / name, self.port + i, _node_settings(self.port + i))
+            name: LocalCluster(
+                self.root / name, self.port + i, _node_settings(self.port + i, shard_count)
+            )
             for i, name in enumerate(names)
         }
 

@@ -148,7 +148,9 @@ class RelayUnderTest:
         relay = Path(sys.executable).with_name("buzz-relay")
         self.proc = subprocess.Popen(
             [str(relay), "--listen", f"127.0.0.1:{port}", "--community", str(cid),
-             "--public-url", f"ws://127.0.0.1:{port}", "--max-connections-per-ip", "100000", "--log-level", "warning", *flags],
+             "--public-url", f"ws://127.0.0.1:{port}", "--max-joins", "1000",
+             "--max-joins-per-pubkey", "1000", "--max-connections-per-ip", "100000",
+             "--log-level", "warning", *flags],
             env=env, stdout=log_path.open("wb"), stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )  # fmt: skip

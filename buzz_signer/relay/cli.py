@@ -24,6 +24,9 @@ from .workers import LOG_FORMAT, address_in_use, raise_open_files, supervise
 
 __all__ = ["main"]
 
+# The most a window counted in the database may hold (buzz.take_rate's p_limit).
+SHARED_WINDOW_MAX = 1000
+
 
 def _listen(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
@@ -68,12 +71,12 @@ def _public_urls(
         raise click.BadParameter(str(exc)) from None
 
 
-def _limit_option(name: str, help_text: str):
+def _limit_option(name: str, help_text: str, maximum: int | None = None):
     default = getattr(DEFAULT_LIMITS, name)
     return click.option(
         "--" + name.replace("_", "-"),
         name,
-        type=click.IntRange(min=1),
+        type=click.IntRange(min=1, max=maximum),
         default=default,
         show_default=True,
         help=help_text,
@@ -116,11 +119,18 @@ def _limit_option(name: str, help_text: str):
 @_limit_option("max_limit", "Most stored events answered per filter.")
 @_limit_option("max_connections_per_ip", "Websocket connections from one address.")
 @_limit_option("auth_per_minute", "AUTH messages per connection per minute.")
-@_limit_option("invites_per_hour", "Invites minted per pubkey per hour.")
+@_limit_option("invites_per_hour", "Invites minted per pubkey per hour.", SHARED_WINDOW_MAX)
 @_limit_option(
     "max_failed_claims",
     "Failed claims per address and per pubkey in 10 minutes; then claims are refused.",
+    SHARED_WINDOW_MAX,
 )
+@_limit_option(
+    "max_joins",
+    "Joins and join requests that succeed, per address in 10 minutes, across processes.",
+    SHARED_WINDOW_MAX,
+)
+@_limit_option("max_joins_per_pubkey", "... and per pubkey.", SHARED_WINDOW_MAX)
 @_limit_option("max_queued_messages", "Messages queued for a slow client before closing it.")
 @_limit_option(
     "max_queued_bytes",

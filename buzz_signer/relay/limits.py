@@ -31,6 +31,10 @@ class Limits:
     # FAILED_CLAIM_SECONDS, after which claims are refused unread (SPEC section 7: 20);
     # across every process.
     max_failed_claims: int = 20
+    # Joins and join requests that succeed (28934: joined, or a request kept) per address and
+    # per pubkey within JOIN_SECONDS, across every process (SPEC section 10: 10 and 3).
+    max_joins: int = 10
+    max_joins_per_pubkey: int = 3
     # Outgoing messages queued for one connection before it is closed as too slow, and the
     # bytes they and the socket's buffer in this process may hold (SPEC section 10: 4 MiB).
     max_queued_messages: int = 10_000
@@ -40,6 +44,8 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 # The window of max_failed_claims: a guesser waits this long once over it.
 FAILED_CLAIM_SECONDS = 600
+# The window of max_joins and max_joins_per_pubkey.
+JOIN_SECONDS = 600
 
 
 class RateStore(Protocol):

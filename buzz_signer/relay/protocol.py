@@ -52,6 +52,7 @@ from .filters import Filter, InvalidFilter, WireEvent, parse_filter
 from .limits import (
     DEFAULT_LIMITS,
     FAILED_CLAIM_SECONDS,
+    JOIN_SECONDS,
     Limits,
     RateStore,
     SharedWindow,
@@ -314,6 +315,16 @@ class RelaySession:
     @property
     def _invites(self) -> SharedWindow:
         return SharedWindow(self._backend, "invite", self._limits.invites_per_hour, 3600)
+
+    @property
+    def _joins_per_address(self) -> SharedWindow:
+        return SharedWindow(self._backend, "join_address", self._limits.max_joins, JOIN_SECONDS)
+
+    @property
+    def _joins_per_pubkey(self) -> SharedWindow:
+        return SharedWindow(
+            self._backend, "join_pubkey", self._limits.max_joins_per_pubkey, JOIN_SECONDS
+        )
 
     @property
     def _failed_claims(self) -> SharedWindow:
@@ -657,8 +668,26 @@ class RelaySession:
         self._require_fresh(event)
         if _first_tag(event, "-") is not None:
             self._require_author(event)
-        if not code:
-            return await self._request(event)
+        # Joins that succeed are bounded per address and per pubkey (SPEC section 10): a flood
+        # of fresh keys from one address, or one key joining again and again, is refused
+        # before it costs a list.
+        windows = [(self._joins_per_pubkey, f"pubkey:{event['pubkey']}")]
+        if self._address is not None:
+            windows.append((self._joins_per_address, f"address:{self._address}"))
+        for window, key in windows:
+            if await self._counted(window.reached(key)):
+                raise _Refused(
+                    "rate-limited: too many joins from your address or key; try again later.",
+                    "rate_limited",
+                )
+        ok, answer = await (self._claim(event, code) if code else self._request(event))
+        joined = ok and not answer.startswith("duplicate:")
+        if joined or answer == _PENDING[1]:  # a member more, or a request kept
+            for window, key in windows:
+                await self._counted(window.allow(key))
+        return ok, answer
+
+    async def _claim(self, event: dict[str, Any], code: str) -> tuple[bool, str]:
         pubkey = event["pubkey"]
         counted = [f"pubkey:{pubkey}"]
         if self._address is not None:

@@ -7,7 +7,8 @@ Test modules load it with ``pytest_plugins = ("fixtures_membership", "relay_fixt
   its environment, and waits until ``/healthz`` answers. Returns a ``RelayProcess``; every
   process is stopped after the test and its log is checked for the relay secret.
   With ``--community``, it adds ``--public-url ws://127.0.0.1:PORT`` as an operator would
-  (``public_url=False`` leaves it out).
+  (``public_url=False`` leaves it out); it raises the bounds on joins per address and per
+  pubkey to 1,000 unless the flags set them (every test client has one address).
 - ``relay``: one community (owner, one admin, one member, keys known) served by a running
   relay with ``--community``: a ``Relay`` with everything a client test needs.
 
@@ -131,6 +132,11 @@ def start_relay(
         public_url: bool = True,
     ):
         port = port or free_port()
+        # Every test client comes from 127.0.0.1: the bounds on joins per address and per
+        # pubkey (SPEC section 10: 10 and 3 in 10 minutes) are raised unless the test sets them.
+        for flag in ("--max-joins", "--max-joins-per-pubkey"):
+            if flag not in flags:
+                flags = (*flags, flag, "1000")
         if public_url and "--community" in flags and "--public-url" not in flags:
             # As an operator runs it: one community, and the URL its clients use (AUTH and
             # NIP-98 must name it; the Host they send does not count).

@@ -648,6 +648,53 @@ def test_failed_claims_from_one_address_are_limited(start_relay, mem: Membership
     assert 'buzz_relay_writes_total{kind="join",outcome="invalid"} 3.0' in metrics
 
 
+def test_joins_are_limited_per_address_and_per_pubkey_across_processes(
+    start_relay, mem: Membership, reader
+):
+    """SPEC section 10: a flood of joins under the open policy from one address, spread over
+    two relay processes, stops at --max-joins; one key joining again and again stops at
+    --max-joins-per-pubkey; a refused join writes nothing."""
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    assert mem.set_join_policy(cid, "open") == "updated"
+    flags = ("--community", str(cid), "--max-joins", "4", "--max-joins-per-pubkey", "2")
+    one, two = start_relay(*flags), start_relay(*flags)
+    again = Person.new()
+
+    async def main() -> tuple[list[tuple[bool, str]], list[tuple[bool, str]]]:
+        async with aiohttp.ClientSession() as http:
+            flood = []
+            for n in range(6):  # six fresh keys, one address, both processes in turn
+                sock, _ = await connect(http, (one, two)[n % 2].url)
+                flood.append(await _answer(sock, signed(Person.new().secret, 28934, [])))
+            return flood, []
+
+    flood, _ = asyncio.run(main())
+    welcome = [a for a in flood if a[0] and a[1].startswith("info: welcome")]
+    assert len(welcome) == 4
+    limited = (False, "rate-limited: too many joins from your address or key; try again later.")
+    assert flood[4:] == [limited, limited]
+    assert len(members_of(reader, cid)) == 1 + 4
+    # One key, from another process with room per address: joins, leaves, joins, then no more.
+    per_key = start_relay("--community", str(cid), "--max-joins-per-pubkey", "2")
+
+    async def cycle() -> list[tuple[bool, str]]:
+        async with aiohttp.ClientSession() as http:
+            sock, challenge = await connect(http, per_key.url)
+            await sock.send("AUTH", auth_event(again.secret, challenge, per_key.url))
+            assert (await sock.recv())[2] is True
+            answers = []
+            for i in range(3):
+                answers.append(await _answer(sock, signed(again.secret, 28934, [], created_at=int(time.time()) - i)))
+                await _answer(sock, signed(again.secret, 28936, [], created_at=int(time.time()) - i))
+            return answers
+
+    answers = asyncio.run(cycle())
+    assert [a[0] for a in answers[:2]] == [True, True] and answers[2] == limited
+    assert again.pubkey not in members_of(reader, cid)
+    assert reader.member_list_drift(cid) == []
+
+
 # ------------------------------------------------------------------ races and faults
 
 

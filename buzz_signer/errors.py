@@ -129,6 +129,22 @@ _BY_SQLSTATE: dict[str, type[BuzzError]] = {
 }
 
 
+# Failures that a retry may cure: a lock or statement timeout, a serialization failure or a
+# deadlock, a server shutting down, starting or out of connections (and class 08, below).
+_RETRYABLE = frozenset(("55P03", "57014", "40001", "40P01", "57P01", "57P02", "57P03", "53300"))
+
+
+def may_retry(exc: BuzzError) -> bool:
+    """True for a refusal that a retry may cure (SPEC section 10): the lead bound (BZLAG), a
+    lock timeout, the database unreachable. The caller answers 503 or `error: ...; try again`."""
+    if isinstance(exc, ListTooFarAhead):
+        return True
+    if not isinstance(exc, DatabaseFailure):
+        return False
+    code = exc.sqlstate
+    return code is None or code in _RETRYABLE or code.startswith("08")
+
+
 def from_psycopg(exc: psycopg.Error) -> BuzzError:
     """The BuzzError for a psycopg error, keeping its SQLSTATE, message and hint."""
     diag = exc.diag

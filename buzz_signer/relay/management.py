@@ -85,7 +85,9 @@ listed.
 
 Statuses: 200 with {"result": ...}; {"error": ...} with 401 (authentication), 403 (a method
 this caller may not call, or a createclaim beyond the caller's invites left), 400 (the request
-or its params, or the community's state: archived), 500 (the database failed).
+or its params, or the community's state: archived), 503 with Retry-After (a refusal a retry may
+cure: the lead bound, a lock timeout, the database unreachable), 500 (any other failure of the
+database, logged with its SQLSTATE; the answer never repeats the database's words).
 """
 
 from __future__ import annotations
@@ -99,7 +101,14 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, Protocol
 
-from ..errors import BuzzError, CommunityArchived, InvalidArgument, InviteQuotaExhausted
+from ..errors import (
+    BuzzError,
+    CommunityArchived,
+    InvalidArgument,
+    InviteQuotaExhausted,
+    ListTooFarAhead,
+    may_retry,
+)
 from ..keys import RelayKey
 from ..membership import Ban, InviteRecord, JoinRequest, Member
 from ..nip19 import encode_npub
@@ -113,6 +122,8 @@ from .urls import RelayNames
 __all__ = ["CONTENT_TYPE", "DELEGABLE", "Management", "ManagementBackend", "may_call"]
 
 log = logging.getLogger("buzz_relay.management")
+# The refusal of a write while the community's lists run ahead of the clock (BZLAG): 503.
+LAGGING = "error: too many membership changes right now; try again in a minute"
 
 CONTENT_TYPE = "application/nostr+json+rpc"
 MANAGERS = frozenset(("owner", "admin"))
@@ -599,7 +610,13 @@ class Management:
         except CommunityArchived:
             return 400, {"error": "restricted: this community is archived"}
         except BuzzError as exc:
-            return 500, {"error": f"error: {exc}"}
+            # Never the database's own words: they may name the community's id.
+            if isinstance(exc, ListTooFarAhead):
+                return 503, {"error": LAGGING}
+            if may_retry(exc):
+                return 503, {"error": "error: the database is busy or unreachable; try again"}
+            log.error("a NIP-86 call failed in the database: SQLSTATE %s", exc.sqlstate)
+            return 500, {"error": "error: the database could not do it"}
 
     def _request(self, body: bytes) -> tuple[str, list[Any]]:
         try:

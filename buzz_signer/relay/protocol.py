@@ -740,8 +740,7 @@ class RelaySession:
             raise _Refused("restricted: this community is archived", "archived") from None
         except ListTooFarAhead:
             raise _Refused(
-                "rate-limited: too many membership changes right now; try again in a minute",
-                "lagging",
+                "error: too many membership changes right now; try again in a minute", "lagging"
             ) from None
         except InvalidArgument:
             raise _Refused("invalid: the database refused an argument", "invalid") from None

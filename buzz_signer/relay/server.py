@@ -70,6 +70,8 @@ WRITES_SECONDS = 10.0
 DRAIN_SECONDS = 12.0
 HANDLERS_SECONDS = 2.0
 SHUTDOWN_SECONDS = 15
+# What a 503 asks a client to wait (Retry-After) before trying again.
+RETRY_AFTER_SECONDS = 5
 # With --workers, each worker sets the gauges the others' /metrics read this often.
 SHARED_GAUGE_SECONDS = 1.0
 WORKER_HEADER = "Buzz-Relay-Worker"
@@ -471,7 +473,10 @@ async def manage(request: web.Request) -> web.Response:
             _relay_names(request, community),
         )
     state.metrics.request("manage", str(status))
-    return web.json_response(answer, status=status, headers=CORS_HEADERS)
+    # A refusal a retry may cure (SPEC section 10): when to try again.
+    retry = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
+    headers = CORS_HEADERS | retry
+    return web.json_response(answer, status=status, headers=headers)
 
 
 async def preflight(request: web.Request) -> web.Response:

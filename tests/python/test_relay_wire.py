@@ -695,6 +695,50 @@ def test_joins_are_limited_per_address_and_per_pubkey_across_processes(
     assert reader.member_list_drift(cid) == []
 
 
+def test_a_refusal_a_retry_may_cure_is_503_or_try_again_and_names_no_id(
+    start_relay, mem: Membership, su
+):
+    """SPEC section 10: the lead bound (BZLAG) over NIP-86 is 503 with Retry-After, over the
+    websocket `error: ...; try again`; neither says the community's id."""
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    assert mem.set_join_policy(cid, "open") == "updated"
+    relay = start_relay("--community", str(cid))
+    # The live list dated 20 minutes ahead, as a restore from a faster clock would leave it.
+    with su.transaction():
+        su.execute("SET LOCAL session_replication_role = replica")
+        su.execute(
+            "UPDATE buzz_private.member_lists SET created_at = created_at + 1200"
+            " WHERE community_id = %s",
+            (cid,),
+        )
+    body = json.dumps({"method": "allowpubkey", "params": [new_pubkey()]}).encode()
+    request = urllib.request.Request(
+        relay.http,
+        data=body,
+        headers={
+            "Content-Type": "application/nostr+json+rpc",
+            "Authorization": nip98_header(owner.secret, body, relay.http),
+        },
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 503
+    assert refused.value.headers["Retry-After"] == "5"
+    answer = refused.value.read().decode()
+    assert json.loads(answer)["error"].startswith("error: ") and "try again" in answer
+    assert str(cid) not in answer
+
+    async def join() -> tuple[bool, str]:
+        async with aiohttp.ClientSession() as http:
+            sock, _ = await connect(http, relay.url)
+            return await _answer(sock, signed(Person.new().secret, 28934, []))
+
+    accepted, reason = asyncio.run(join())
+    assert not accepted and reason.startswith("error: ") and "try again" in reason
+    assert str(cid) not in reason
+
+
 # ------------------------------------------------------------------ races and faults
 
 

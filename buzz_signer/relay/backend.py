@@ -18,9 +18,18 @@ from psycopg_pool import AsyncConnectionPool
 
 from ..errors import BuzzError, translated
 from ..keys import RelayKey
-from ..membership import AsyncMembership, Ban, CommunityProfile, InviteRecord, JoinRequest, Member
+from ..membership import (
+    AsyncMembership,
+    AsyncMembershipTransaction,
+    Ban,
+    CommunityProfile,
+    InviteRecord,
+    JoinRequest,
+    Member,
+)
 from ..nostr import KIND_REMOVE_USER
 from .filters import WireEvent
+from .joins import Join, JoinGroups
 from .protocol import Community
 
 # One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
@@ -72,12 +81,22 @@ class _RolledBack(Exception):
         self.outcome = outcome
 
 
+async def _join(tx: AsyncMembershipTransaction, community: uuid.UUID, join: Join) -> str:
+    if join.code is not None:
+        return (await tx.claim_relay_invite(community, join.code, join.pubkey))["outcome"]
+    assert join.request_id is not None
+    return await tx.request_membership(community, join.pubkey, join.request_id, join.note)
+
+
 class DatabaseBackend:
     """protocol.Backend over the SQL API, and the look-ups the server needs."""
 
     def __init__(self, pool: AsyncConnectionPool, key: RelayKey) -> None:
         self.pool = pool
         self._key = key
+        # Joins to one community arriving while a group of them is written go in the next
+        # group: one transaction, one list (joins.py).
+        self._joins = JoinGroups(self._write_joins)
 
     async def _rows(
         self, sql: str, params: Any, timeout: float | None = None
@@ -201,8 +220,32 @@ class DatabaseBackend:
         return invite.code, int(invite.expires_at.timestamp())
 
     async def claim_invite(self, community: uuid.UUID, code: str, pubkey: str) -> str:
-        write = await self._membership(lambda m: m.claim_relay_invite(community, code, pubkey))
-        return write.outcome
+        return await self._joins.write(community, Join(pubkey, code=code))
+
+    def joins_waiting(self) -> int:
+        """Joins waiting for the group written before theirs (a gauge of /metrics)."""
+        return self._joins.waiting()
+
+    async def _write_joins(
+        self, community: uuid.UUID, joins: Sequence[Join]
+    ) -> tuple[list[str | BaseException], int | None]:
+        """A group of joins in one transaction, each under a savepoint (a refused one spoils
+        no other), then the one list and COMMIT (joins.py); the list's created_at."""
+        outcomes: list[str | BaseException] = []
+        with translated():
+            async with (
+                self.pool.connection() as conn,
+                AsyncMembership(conn, self._key).transaction() as tx,
+            ):
+                for join in joins:
+                    try:
+                        with translated():
+                            async with conn.transaction():  # SAVEPOINT
+                                outcomes.append(await _join(tx, community, join))
+                    except BuzzError as exc:
+                        outcomes.append(exc)
+        listed = tx.published.snapshot if tx.published is not None else None
+        return outcomes, None if listed is None else listed["created_at"]
 
     async def leave(self, community: uuid.UUID, pubkey: str) -> str:
         write = await self._membership(lambda m: m.remove_relay_member(community, pubkey))
@@ -316,10 +359,9 @@ class DatabaseBackend:
     async def request_membership(
         self, community: uuid.UUID, pubkey: str, request_id: str, note: str | None
     ) -> str:
-        write = await self._membership(
-            lambda m: m.request_membership(community, pubkey, request_id, note)
+        return await self._joins.write(
+            community, Join(pubkey, request_id=request_id, note=note)
         )
-        return write.outcome
 
     async def ban(
         self, community: uuid.UUID, pubkey: str, reason: str | None, by: str | None

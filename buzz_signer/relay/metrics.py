@@ -31,6 +31,12 @@ class RelayMetrics(Observer):
             multiprocess_mode="livesum",
         )
         self.subscriptions.set_function(subscriptions)
+        self.joins_waiting = Gauge(
+            "buzz_relay_joins_waiting",
+            "Joins waiting to go into the next group written to their community (joins.py).",
+            registry=r,
+            multiprocess_mode="livesum",
+        )
         self.events_pushed = Counter(
             "buzz_relay_events_pushed",
             "EVENT messages sent to subscriptions as their transactions committed.",

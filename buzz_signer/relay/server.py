@@ -156,6 +156,7 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
         on_listening=moderation.reconnected,
     )
     metrics.listener_connected.set_function(lambda: float(hub.connected.is_set()))
+    metrics.joins_waiting.set_function(backend.joins_waiting)
     app[STATE] = _State(
         config=config,
         pool=pool,
@@ -239,6 +240,7 @@ async def _share_gauges(state: _State) -> None:
     while True:
         metrics.subscriptions.set(sum(s.subscription_count for s in state.hub.sessions()))
         metrics.listener_connected.set(float(state.hub.connected.is_set()))
+        metrics.joins_waiting.set(state.backend.joins_waiting())
         await asyncio.sleep(SHARED_GAUGE_SECONDS)
 
 

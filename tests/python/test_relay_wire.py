@@ -12,6 +12,7 @@ import asyncio
 import base64
 import json
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -19,7 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiohttp
@@ -33,6 +34,7 @@ from ports import free_port
 from relay_client import MALFORMED, auth_event, nip98_header, signed
 from relay_fixtures import BUZZ_RELAY, Person, Relay, RelayProcess
 from secret_watch import leaks_in
+from sessions import ListLockHolder, list_lock_waiters
 
 from buzz_signer.membership import Membership
 
@@ -737,6 +739,67 @@ def test_a_refusal_a_retry_may_cure_is_503_or_try_again_and_names_no_id(
     accepted, reason = asyncio.run(join())
     assert not accepted and reason.startswith("error: ") and "try again" in reason
     assert str(cid) not in reason
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.02)
+
+
+async def _ok(sock: Socket, event_id: str) -> tuple[bool, str]:
+    """The OK of an EVENT sent earlier on `sock`."""
+    verb, answered, accepted, reason = await sock.recv(30)
+    assert (verb, answered) == ("OK", event_id)
+    return accepted, reason
+
+
+def _joins_waiting(relay: RelayProcess) -> float:
+    metrics = relay.get("/metrics")[1]
+    found = re.search(r"^buzz_relay_joins_waiting (\S+)$", metrics, re.MULTILINE)
+    assert found, metrics
+    return float(found[1])
+
+
+def test_joins_that_arrive_while_a_list_is_written_go_into_the_next_together(
+    start_relay, mem: Membership, reader, su, db_url
+):
+    """SPEC section 10: a join's write waits for the community's list lock (held here by
+    hand); five joins that arrive meanwhile wait in the relay, then go into one transaction,
+    one list, an 8000 each; each joiner is answered after that commit, and the list names
+    exactly the members."""
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    assert mem.set_join_policy(cid, "open") == "updated"
+    relay = start_relay("--community", str(cid))
+    people = [Person.new() for _ in range(6)]
+
+    async def main(holder: ListLockHolder) -> list[tuple[bool, str]]:
+        async with aiohttp.ClientSession() as http:
+            socks = [(await connect(http, relay.url))[0] for _ in people]
+            joins = [signed(p.secret, 28934, []) for p in people]
+            await socks[0].send("EVENT", joins[0])
+            # The first join's group waits for the list lock: provably, in pg_locks.
+            await asyncio.to_thread(wait_for, lambda: len(list_lock_waiters(su, cid)) == 1)
+            for sock, join in zip(socks[1:], joins[1:], strict=True):
+                await sock.send("EVENT", join)
+            await asyncio.to_thread(wait_for, lambda: _joins_waiting(relay) == 5)
+            assert list_lock_waiters(su, cid) and len(list_lock_waiters(su, cid)) == 1
+            holder.release()
+            return [await _ok(sock, join["id"]) for sock, join in zip(socks, joins, strict=True)]
+
+    with ListLockHolder(db_url, cid) as holder:
+        answers = asyncio.run(main(holder))
+    assert all(ok and reason.startswith("info: welcome") for ok, reason in answers), answers
+    added = [e for e in reader.membership_events(cid) if e["kind"] == 8000]
+    joined = {p.pubkey for p in people}
+    dates = {e["created_at"] for e in added if e["tags"][1][1] in joined}
+    assert len(dates) == 2, "the five that waited were not written together"
+    assert set(members_of(reader, cid)) == joined | {owner.pubkey}
+    assert reader.member_list_drift(cid) == []
+    assert _joins_waiting(relay) == 0
 
 
 # ------------------------------------------------------------------ races and faults

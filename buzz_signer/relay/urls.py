@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 __all__ = ["RelayNames", "RelayUrl", "normalize_host"]
 
@@ -26,19 +26,26 @@ __all__ = ["RelayNames", "RelayUrl", "normalize_host"]
 _SCHEMES = {"ws": (False, 80), "http": (False, 80), "wss": (True, 443), "https": (True, 443)}
 
 
+def _host_and_port(parts: SplitResult) -> tuple[str, int | None] | None:
+    """The lower-case host and the port of a split URL; None without a host or a valid port."""
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        return None
+    return (host.lower(), port) if host else None
+
+
 def normalize_host(url_or_host: str) -> str | None:
     """`wss://Relay.Example.org:443/x` -> `relay.example.org`: lower-case, the port kept unless
     it is its scheme's default. None when there is no host."""
     text = url_or_host.strip()
     parts = urlsplit(text if "://" in text else "//" + text)
-    try:
-        host, port = parts.hostname, parts.port
-    except ValueError:
+    found = _host_and_port(parts)
+    if found is None:
         return None
-    if not host:
-        return None
+    host, port = found
     default = _SCHEMES.get(parts.scheme.lower(), (None, None))[1]
-    return host.lower() if port is None or port == default else f"{host.lower()}:{port}"
+    return host if port is None or port == default else f"{host}:{port}"
 
 
 @dataclass(frozen=True)
@@ -60,16 +67,12 @@ class RelayUrl:
         scheme = _SCHEMES.get(parts.scheme.lower())
         if scheme is None or "@" in parts.netloc or parts.path not in ("", "/"):
             return None
-        if parts.query or parts.fragment:
-            return None
-        try:
-            host, port = parts.hostname, parts.port
-        except ValueError:
-            return None
-        if not host:
+        found = _host_and_port(parts)
+        if found is None or parts.query or parts.fragment:
             return None
         secure, default = scheme
-        return cls(secure, host.lower(), default if port is None else port)
+        host, port = found
+        return cls(secure, host, default if port is None else port)
 
     @property
     def host_and_port(self) -> str:

@@ -279,20 +279,33 @@ def test_auth_from_another_connection_or_for_another_relay_is_refused(relay: Rel
     asyncio.run(main())
 
 
-def _manage(relay: RelayProcess, who: Person, u: str, host: str | None = None) -> int:
-    """The HTTP status of a NIP-86 supportedmethods whose NIP-98 event names `u`, sent with
-    Host `host`."""
-    body = json.dumps({"method": "supportedmethods", "params": []}).encode()
+def _nip86(
+    relay: RelayProcess,
+    who: Person,
+    method: str,
+    params: list[Any],
+    u: str | None = None,
+    host: str | None = None,
+) -> tuple[int, Any, str]:
+    """(status, headers, body) of a NIP-86 call whose NIP-98 event names `u` (by default the
+    relay's address), sent with Host `host`."""
+    body = json.dumps({"method": method, "params": params}).encode()
     headers = {
         "Content-Type": "application/nostr+json+rpc",
-        "Authorization": nip98_header(who.secret, body, u),
+        "Authorization": nip98_header(who.secret, body, u or relay.http),
     } | ({"Host": host} if host else {})
     request = urllib.request.Request(relay.http, data=body, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=10) as resp:
-            return resp.status
+            return resp.status, resp.headers, resp.read().decode()
     except urllib.error.HTTPError as exc:
-        return exc.code
+        return exc.code, exc.headers, exc.read().decode()
+
+
+def _manage(relay: RelayProcess, who: Person, u: str, host: str | None = None) -> int:
+    """The HTTP status of a NIP-86 supportedmethods whose NIP-98 event names `u`, sent with
+    Host `host`."""
+    return _nip86(relay, who, "supportedmethods", [], u, host)[0]
 
 
 async def _auth_names(
@@ -509,17 +522,8 @@ def test_claim_defaults_reach_nip86_createclaim(start_relay, mem: Membership):
     owner = Person.new()
     cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
     relay = start_relay("--community", str(cid), "--claim-max-uses", "7", "--claim-ttl", "3600")
-    body = json.dumps({"method": "createclaim", "params": ["tuesday-hackers"]}).encode()
-    request = urllib.request.Request(
-        relay.http,
-        data=body,
-        headers={
-            "Content-Type": "application/nostr+json+rpc",
-            "Authorization": nip98_header(owner.secret, body, relay.http),
-        },
-    )
-    with urllib.request.urlopen(request, timeout=10) as resp:
-        assert json.loads(resp.read()) == {"result": True}
+    status, _, answer = _nip86(relay, owner, "createclaim", ["tuesday-hackers"])
+    assert (status, json.loads(answer)) == (200, {"result": True})
     [invite] = mem.relay_invites(cid)
     assert invite.max_uses == 7
     assert abs((invite.expires_at - invite.created_at).total_seconds() - 3600) < 5
@@ -714,20 +718,8 @@ def test_a_refusal_a_retry_may_cure_is_503_or_try_again_and_names_no_id(
             " WHERE community_id = %s",
             (cid,),
         )
-    body = json.dumps({"method": "allowpubkey", "params": [new_pubkey()]}).encode()
-    request = urllib.request.Request(
-        relay.http,
-        data=body,
-        headers={
-            "Content-Type": "application/nostr+json+rpc",
-            "Authorization": nip98_header(owner.secret, body, relay.http),
-        },
-    )
-    with pytest.raises(urllib.error.HTTPError) as refused:
-        urllib.request.urlopen(request, timeout=10)
-    assert refused.value.code == 503
-    assert refused.value.headers["Retry-After"] == "5"
-    answer = refused.value.read().decode()
+    status, headers, answer = _nip86(relay, owner, "allowpubkey", [new_pubkey()])
+    assert (status, headers["Retry-After"]) == (503, "5")
     assert json.loads(answer)["error"].startswith("error: ") and "try again" in answer
     assert str(cid) not in answer
 

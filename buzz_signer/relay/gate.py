@@ -220,7 +220,13 @@ class Gate:
         if pubkey is None:
             return False
         if self._member is None:
-            self._member = await self.session.role_of(pubkey) is not None
+            member = await self.session.role_of(pubkey) is not None
+            # A list that committed during the look-up (deliver) has the last word: the
+            # look-up's snapshot may be older than a removal it announced.
+            if self._member is None and pubkey == self.session.pubkey:
+                self._member = member
+            elif self._member is None:
+                return False  # AUTHed anew meanwhile: the next message asks again
         return self._member
 
     async def _write(self, event: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from typing import Any
 import aiohttp
 import nostr_sdk as n
 import pytest
+from psycopg_pool import AsyncConnectionPool
 
 pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import expected_tags, members_of, new_host
@@ -47,6 +48,11 @@ from upstream_relay import UpstreamRelay
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
+from buzz_signer.relay.backend import DatabaseBackend
+from buzz_signer.relay.filters import WireEvent
+from buzz_signer.relay.gate import Gate
+from buzz_signer.relay.protocol import Community, RelaySession
+from buzz_signer.signer import Signer
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 __all__ = ["node_client"]  # a fixture, used by name
@@ -863,3 +869,52 @@ def test_nostr_tools_through_the_gate(gate: Gated, node_client) -> None:
     stored = asyncio.run(upstream_events(gate.upstream.url, {"kinds": [1]}))
     assert [e["id"] for e in stored] == [published["id"]]
     assert stored[0] == read
+
+
+# ------------------------------------------------------------- a removal during a look-up
+
+
+class SlowRoleOf(DatabaseBackend):
+    """The real backend, whose role look-up waits until the test lets it answer."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.asked = asyncio.Event()
+        self.answer = asyncio.Event()
+
+    async def role_of(self, community: Any, pubkey: str) -> str | None:
+        role = await super().role_of(community, pubkey)  # read before the removal commits
+        self.asked.set()
+        await self.answer.wait()
+        return role
+
+
+def test_a_removal_announced_during_a_membership_look_up_has_the_last_word(
+    db_url: str, key: RelayKey, mem: Membership
+) -> None:
+    """The gate asks the database whether its AUTHed pubkey is a member; a list that commits
+    meanwhile without them (the hub's deliver) must not be overwritten by the older answer."""
+    member = Person.new()
+    cid = mem.create_community(new_host(), Person.new().pubkey).details["community_id"]
+    mem.add_relay_member(cid, member.pubkey)
+
+    async def main() -> bool:
+        async with (
+            AsyncConnectionPool(db_url, min_size=1, max_size=2, open=False) as pool,
+            aiohttp.ClientSession() as http,
+        ):
+            backend = SlowRoleOf(pool, key)
+            session = RelaySession(Community(cid, "x.example"), backend, Signer(key))
+            session.pubkey = member.pubkey  # AUTHed
+            gate = Gate(session, http, "ws://127.0.0.1:9", lambda _: None)
+            asking = asyncio.create_task(gate._is_member())
+            await backend.asked.wait()  # the answer read: a member
+            removed = mem.remove_relay_member(cid, member.pubkey)
+            (listed,) = [e for e in removed.events if e["kind"] == 13534]
+            text = json.dumps(listed, separators=(",", ":"), ensure_ascii=False)
+            pushed = WireEvent(listed["id"], key.pubkey, 13534, listed["created_at"], text, {})
+            gate.deliver([pushed])  # the hub pushes the list that left them out
+            backend.answer.set()
+            return await asking
+
+    assert asyncio.run(main()) is False

@@ -794,6 +794,44 @@ def test_joins_that_arrive_while_a_list_is_written_go_into_the_next_together(
     assert _joins_waiting(relay) == 0
 
 
+def test_a_flood_of_joins_writes_few_lists_and_the_owner_still_writes(
+    start_relay, mem: Membership, reader
+):
+    """SPEC section 10: 80 claimless joins from 20 clients at once under the open policy (the
+    bound per address raised) go into a few lists, not one each, and never run the lists ahead
+    of the clock; the owner's NIP-86 write made during the flood succeeds."""
+    owner = Person.new()
+    cid = mem.create_community(new_host(), owner.pubkey).details["community_id"]
+    assert mem.set_join_policy(cid, "open") == "updated"
+    relay = start_relay("--community", str(cid))
+    friend = new_pubkey()
+
+    async def joiner(http: aiohttp.ClientSession, n: int) -> list[tuple[bool, str]]:
+        sock, _ = await connect(http, relay.url)
+        return [await _answer(sock, signed(Person.new().secret, 28934, [])) for _ in range(n)]
+
+    async def main() -> tuple[list[tuple[bool, str]], int]:
+        async with aiohttp.ClientSession() as http:
+            flood = [asyncio.create_task(joiner(http, 4)) for _ in range(20)]
+            await asyncio.sleep(0)
+            status = await asyncio.to_thread(
+                lambda: _nip86(relay, owner, "allowpubkey", [friend])[0]
+            )
+            answers = [a for task in flood for a in await task]
+            return answers, status
+
+    answers, status = asyncio.run(main())
+    assert status == 200
+    assert all(ok and reason.startswith("info: welcome") for ok, reason in answers), answers
+    members = members_of(reader, cid)
+    assert len(members) == 1 + 80 + 1 and friend in members
+    added = [e for e in reader.membership_events(cid) if e["kind"] == 8000]
+    lists = {e["created_at"] for e in added if e["tags"][1][1] != friend}
+    assert len(lists) <= 20, f"{len(lists)} lists for 80 joins"
+    assert reader.member_list(cid)["created_at"] <= time.time() + 2  # not ahead of the clock
+    assert reader.member_list_drift(cid) == []
+
+
 # ------------------------------------------------------------------ races and faults
 
 

@@ -9,8 +9,8 @@ transaction, each join under a savepoint of its own (a refused one spoils no oth
 and one 8000 for each new member, then COMMIT; each joiner is answered after that commit. A
 list is dated a second past the one before it when the clock has not moved on, so a group
 whose list would be dated ahead of the clock waits for the clock first (a second at most): a
-flood of joins writes about one list a second and never runs ahead of the clock, while a
-join after a quiet moment, or one that writes no list (a refused claim), waits for nothing.
+flood of joins writes about one list a second and adds nothing to the lead, while a join
+after a quiet moment, or one that writes no list (a refused claim), waits for nothing.
 `JoinGroups.write` is what a join awaits; the database side is `write_group`.
 
 No database driver here: `write_group` is given, a coroutine that writes one group.
@@ -75,10 +75,12 @@ class JoinGroups:
     async def _write_groups(self, community: uuid.UUID) -> None:
         try:
             while True:
-                # The next list would be dated past the last: wait until the clock gets there.
+                # The next list would be dated past the last: wait until the clock gets there,
+                # a second at most (other writes, an owner's say, may have dated lists further
+                # ahead: joins then go on at one list a second, adding nothing to the lead).
                 ahead = self._dated.get(community, 0) - self._clock()
                 if ahead > 0:
-                    await asyncio.sleep(ahead)
+                    await asyncio.sleep(min(ahead, 1.0))
                 group = self._waiting.pop(community, None)
                 if group is None:
                     break

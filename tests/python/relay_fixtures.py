@@ -18,6 +18,7 @@ Clients connect to ``relay.url`` (``ws://127.0.0.1:PORT``); that is also what th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -55,6 +56,36 @@ class Person:
         return cls(sk.secret.hex(), sk.public_key_xonly.format().hex())
 
 
+def _family(pid: int) -> list[int]:
+    """`pid` and its descendants (--workers: the workers listen, not their parent)."""
+    family, i = [pid], 0
+    while i < len(family):
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{family[i]}/task").iterdir():
+                family += [int(c) for c in (task / "children").read_text().split()]
+        i += 1
+    return family
+
+
+def listening(pid: int, port: int) -> bool:
+    """Whether process `pid` (or a process it started) holds a TCP socket listening on `port`
+    (Linux's /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError), open(table) as lines:
+            for line in list(lines)[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for member in _family(pid):
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{member}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    if os.readlink(fd) in inodes:
+                        return True
+    return False
+
+
 class RelayProcess:
     def __init__(self, proc: subprocess.Popen[bytes], port: int, log: Path) -> None:
         self.proc = proc
@@ -76,12 +107,15 @@ class RelayProcess:
             return exc.code, exc.read().decode(), exc.headers
 
     def wait_ready(self, timeout: float = 20) -> None:
+        """Until this process listens on its port and /healthz answers 200. (With
+        --reuse-port another process may answer /healthz on the port first: the listening
+        socket is looked for among this process's own.)"""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"buzz-relay exited {self.proc.returncode}:\n{self.log()}")
             try:
-                if self.get("/healthz")[0] == 200:
+                if listening(self.proc.pid, self.port) and self.get("/healthz")[0] == 200:
                     return
             except OSError:
                 pass

@@ -225,8 +225,11 @@ async def until(
         for task in tasks:
             if task.done() and not task.cancelled() and task.exception():
                 raise task.exception()  # type: ignore[misc]
+        ended = sum(task.done() for task in tasks)
         logs = "\n".join(relay.log() for relay in relays)
-        assert time.monotonic() < deadline, f"joins stopped being acknowledged:\n{logs}"
+        assert time.monotonic() < deadline, (
+            f"joins stopped being acknowledged ({ended} of {len(tasks)} joiners ended):\n{logs}"
+        )
         await asyncio.sleep(0.01)
 
 

@@ -8,8 +8,8 @@ Starts real ``buzz-relay`` processes on loopback ports over a dedicated database
 
 - **clients that never read**: 100 connections (a websocket handshake by hand, then not one
   byte read) each ask for the 10,000-member list 100 times; the relay's RSS before and at its
-  highest, against its baseline plus 100 times ``--max-queued-bytes``, and how many of them
-  it closed;
+  highest, against its baseline plus 100 times ``--max-queued-bytes`` (its default, 4 MiB),
+  and how many of them it closed;
 - **a join flood**: 300 claimless joins from 300 keys under the open policy, as fast as the
   relay answers, over 30 connections (the bound per address raised for the run): joins per
   second, lists written per second, and the owner's NIP-86 write (``allowpubkey``) timed
@@ -51,12 +51,12 @@ from .common import BENCH_LEAD_BOUND_S, DEFAULT_OUT, SETUP_BATCH, drop, recreate
 from .wire import RelayUnderTest, free_port, rss_mb, signed, summary
 
 DEFAULT_DB = "buzz_bench_facing"
-QUEUED_BYTES = 4 * 1024 * 1024  # buzz-relay's default --max-queued-bytes
 TARGET_STORED_RATIO = 2.0
 
 
 @dataclass(frozen=True)
 class Plan:
+    queued_bytes: int  # --max-queued-bytes of the run (buzz-relay's default in the full one)
     list_members: int
     readers: int
     asks: int
@@ -66,10 +66,10 @@ class Plan:
     req_reps: int
 
 
-FULL = Plan(list_members=10_000, readers=100, asks=100, flood_joins=300, flood_clients=30,
+FULL = Plan(queued_bytes=4 * 1024 * 1024, list_members=10_000, readers=100, asks=100, flood_joins=300, flood_clients=30,
             stored=(100, 100_000), req_reps=200)  # fmt: skip
-QUICK = Plan(list_members=500, readers=10, asks=20, flood_joins=30, flood_clients=5,
-             stored=(100, 2_000), req_reps=20)  # fmt: skip
+QUICK = Plan(queued_bytes=64 * 1024, list_members=2_000, readers=5, asks=30, flood_joins=20,
+             flood_clients=4, stored=(100, 1_000), req_reps=10)  # fmt: skip
 
 
 def log(msg: str) -> None:
@@ -129,7 +129,10 @@ def slow_readers(
     cid = mem.create_community("readers.bench.example.org", owner).details["community_id"]
     fill(mem, cid, plan.list_members - 1)
     list_bytes = len(json.dumps(mem.member_list(cid), separators=(",", ":")))
-    relay = RelayUnderTest(url, key, cid, free_port(), out / "facing-readers.log")
+    relay = RelayUnderTest(
+        url, key, cid, free_port(), out / "facing-readers.log",
+        "--max-queued-bytes", str(plan.queued_bytes),
+    )  # fmt: skip
     try:
         baseline = rss_mb(relay.proc.pid)
         socks = [never_reading(int(relay.url.rsplit(":", 1)[1])) for _ in range(plan.readers)]
@@ -142,7 +145,7 @@ def slow_readers(
                 except OSError:
                     pass  # closed by the relay
             peak = max(peak, rss_mb(relay.proc.pid))
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 10
         while too_slow_count(relay) < plan.readers and time.monotonic() < deadline:
             peak = max(peak, rss_mb(relay.proc.pid))
             time.sleep(0.1)
@@ -151,7 +154,7 @@ def slow_readers(
             sock.close()
     finally:
         relay.stop()
-    bound = baseline + plan.readers * QUEUED_BYTES / 2**20
+    bound = baseline + plan.readers * plan.queued_bytes / 2**20
     return {
         "list_bytes": list_bytes,
         "rss_mb_baseline": baseline,

@@ -1,5 +1,6 @@
-"""`python -m bench.run --quick`, `python -m bench.wire --quick` and `python -m bench.page
---quick` run to the end and write every figure into their JSON.
+"""`python -m bench.run --quick`, `python -m bench.wire --quick`, `python -m bench.facing
+--quick` and `python -m bench.page --quick` run to the end and write every figure into their
+JSON.
 
 No timing is asserted: the machine is shared, and the benchmark's job is to report, not to
 fail. The run uses a database of its own on the test server and drops it afterwards.
@@ -138,6 +139,27 @@ def test_quick_wire_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
     assert figures[f"setup_ms_{many}"]["n"] == many and figures[f"setup_per_s_{many}"] > 0
     assert figures[f"rss_mb_{many}_connections"] > 0 and results["client_processes"] >= 2
     assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 7
+
+
+def test_quick_facing_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
+    db = f"buzz_bench_facing_smoke_{os.getpid()}"
+    run = subprocess.run(
+        [sys.executable, "-m", "bench.facing", "--quick", "--admin-url", admin_url,
+         "--db", db, "--out", str(tmp_path), "--drop"],
+        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    results = json.loads((tmp_path / "facing.json").read_text())
+    plan, figures = results["plan"], results["figures"]
+    readers, flood = figures["readers"], figures["flood"]
+    assert readers["rss_mb_baseline"] > 0 and readers["rss_mb_peak"] >= readers["rss_mb_baseline"]
+    assert readers["closed"] == plan["readers"]  # past the quick run's small bound, each one
+    assert flood["refused"] == 0 and flood["lists"] >= 1 and flood["owner_write_statuses"] == [200]
+    for stored in plan["stored"]:
+        assert figures[f"req_newest_8000_ms@{stored}"]["n"] == plan["req_reps"]
+    assert figures["req_newest_8000_ratio"] > 0
+    assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 4
 
 
 def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:

@@ -65,6 +65,9 @@ class JoinGroups:
     async def write(self, community: uuid.UUID, join: Join) -> str:
         """The join's outcome, once the group it went into has committed."""
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        # Its refusal is read here, or nowhere if the joiner went away: never reported as an
+        # exception nobody retrieved.
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
         self._waiting.setdefault(community, []).append((join, future))
         if community not in self._writers:
             self._writers[community] = asyncio.create_task(self._write_groups(community))

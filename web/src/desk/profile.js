@@ -48,6 +48,7 @@ export function profilePanel(desk) {
       label: 'Name (at most 64 characters; empty: the host)',
       control: h('input', { type: 'text', maxlength: 64 }),
       now: () => byId('community-name')?.textContent ?? '',
+      asTyped: true,
       show: showName,
       done: (value) => (value ? `Name saved: ${value}.` : 'Name cleared: the page shows the host.'),
     },
@@ -58,6 +59,7 @@ export function profilePanel(desk) {
       label: 'Description (at most 2,000 characters)',
       control: h('textarea', { rows: 3, maxlength: 2000 }),
       now: () => byId('community-description')?.textContent ?? '',
+      asTyped: true,
       show: showDescription,
       done: (value) => (value ? 'Description saved.' : 'Description cleared.'),
     },
@@ -95,7 +97,9 @@ export function profilePanel(desk) {
     const save = button(`${f.id}-save`, `Save ${f.what}`)
     section.append(h('div', { class: 'desk-row' }, field(f.label, f.control), save))
     onAction(save, status, async () => {
-      const value = f.control.value.trim()
+      // A name a person reads goes as typed: the relay refuses one that is blank or holds
+      // what would show otherwise (SPEC section 10); it is never trimmed here either.
+      const value = f.asTyped ? f.control.value : f.control.value.trim()
       await desk.call(f.method, [value])
       f.show(value)
       return f.done(value)

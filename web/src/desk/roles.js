@@ -79,8 +79,8 @@ export function rolesPanel(desk) {
     const role = id.value.trim()
     const definition = [
       role,
-      label.value.trim(),
-      description.value.trim() || null,
+      label.value, // as typed: the relay refuses a blank one, and trims nothing (SPEC section 10)
+      description.value === '' ? null : description.value,
       optionalNumber(hue, 'The hue'),
       optionalNumber(order, 'The order'),
     ]

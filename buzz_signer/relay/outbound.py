@@ -170,12 +170,13 @@ class Outbox:
         try:
             while queue:
                 # Out of the queue before it is sent: a replacement never takes it out again.
+                # Still counted until sent: this process holds it (and its encoding) till then.
                 item = queue.popleft()
-                self._queued_bytes -= _size(item)
                 key = replaces_key(item)
                 if key is not None and self._replaceable is not None:
                     self._replaceable.pop(key, None)
                 await self._ws.send_str(item.text if isinstance(item, Frame) else item)
+                self._queued_bytes -= _size(item)
         except (ConnectionError, RuntimeError):  # the client went away
             self._closed = True
         finally:

@@ -43,14 +43,22 @@ import psycopg
 from coincurve import PrivateKey
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
-from buzz_signer.migrate import upgrade
 
-from .common import BENCH_LEAD_BOUND_S, DEFAULT_OUT, SETUP_BATCH, drop, recreate
-from .wire import RelayUnderTest, free_port, rss_mb, signed, summary
+from .common import (
+    BENCH_LEAD_BOUND_S,
+    database_options,
+    drop,
+    fresh_database,
+    log,
+    new_community,
+    new_pubkey,
+    summary,
+)
+from .wire import RelayUnderTest, free_port, rss_mb, signed
 
 DEFAULT_DB = "buzz_bench_facing"
+WHO = "bench.facing"  # what its log lines start with
 TARGET_STORED_RATIO = 2.0
 
 
@@ -66,25 +74,10 @@ class Plan:
     req_reps: int
 
 
-FULL = Plan(queued_bytes=4 * 1024 * 1024, list_members=10_000, readers=100, asks=100, flood_joins=300, flood_clients=30,
-            stored=(100, 100_000), req_reps=200)  # fmt: skip
+FULL = Plan(queued_bytes=4 * 1024 * 1024, list_members=10_000, readers=100, asks=100,
+            flood_joins=300, flood_clients=30, stored=(100, 100_000), req_reps=200)  # fmt: skip
 QUICK = Plan(queued_bytes=64 * 1024, list_members=2_000, readers=5, asks=30, flood_joins=20,
              flood_clients=4, stored=(100, 1_000), req_reps=10)  # fmt: skip
-
-
-def log(msg: str) -> None:
-    print(f"bench.facing: {msg}", file=sys.stderr, flush=True)
-
-
-def new_pubkeys(n: int) -> list[str]:
-    return [secrets.token_hex(32) for _ in range(n)]
-
-
-def fill(mem: Membership, cid: Any, n: int) -> None:
-    """`n` members more, SETUP_BATCH a transaction (not timed)."""
-    keys = new_pubkeys(n)
-    for i in range(0, n, SETUP_BATCH):
-        mem.add_relay_members(cid, keys[i : i + SETUP_BATCH])
 
 
 # ------------------------------------------------------------------ clients that never read
@@ -124,10 +117,9 @@ def too_slow_count(relay: RelayUnderTest) -> int:
 
 
 def slow_readers(
-    url: str, key: RelayKey, mem: Membership, owner: str, plan: Plan, out: Path
+    url: str, key: RelayKey, mem: Membership, plan: Plan, out: Path
 ) -> dict[str, Any]:
-    cid = mem.create_community("readers.bench.example.org", owner).details["community_id"]
-    fill(mem, cid, plan.list_members - 1)
+    cid = new_community(mem, "readers.bench.example.org", plan.list_members)
     list_bytes = len(json.dumps(mem.member_list(cid), separators=(",", ":")))
     relay = RelayUnderTest(
         url, key, cid, free_port(), out / "facing-readers.log",
@@ -222,7 +214,7 @@ async def join_flood(
                 at least)."""
                 while True:
                     t0 = time.perf_counter()
-                    allowed.extend(new_pubkeys(1))
+                    allowed.append(new_pubkey())
                     statuses.append(manage(relay, owner, "allowpubkey", allowed[-1:]))
                     owner_ms.append((time.perf_counter() - t0) * 1000)
                     if flooding.done():
@@ -342,11 +334,11 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
 async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
     owner, key = PrivateKey().public_key_xonly.format().hex(), RelayKey.generate()
     with Membership.connect(url, key) as mem:
-        log(f"{plan.readers} clients that never read, a {plan.list_members:,}-member list")
-        readers = slow_readers(url, key, mem, owner, plan, out)
-        log(f"a flood of {plan.flood_joins} joins over {plan.flood_clients} connections")
+        log(f"{plan.readers} clients that never read, a {plan.list_members:,}-member list", WHO)
+        readers = slow_readers(url, key, mem, plan, out)
+        log(f"a flood of {plan.flood_joins} joins over {plan.flood_clients} connections", WHO)
         flood = await join_flood(url, key, mem, plan, out)
-        log(f"the newest 8000 with {' and '.join(f'{n:,}' for n in plan.stored)} stored")
+        log(f"the newest 8000 with {' and '.join(f'{n:,}' for n in plan.stored)} stored", WHO)
         newest = await newest_8000(url, key, mem, owner, plan, out)
     return {"plan": plan.__dict__, "figures": {"readers": readers, "flood": flood, **newest}}
 
@@ -354,18 +346,13 @@ async def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.facing", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: small lists, few clients")
-    ap.add_argument("--db", default=None, help=f"database to (re)create (default {DEFAULT_DB})")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
-    ap.add_argument("--admin-url", default=None, help="superuser URL (default: local cluster)")
-    ap.add_argument("--drop", action="store_true", help="drop the database at the end")
+    database_options(ap, DEFAULT_DB)
     args = ap.parse_args(argv)
     plan = QUICK if args.quick else FULL
     dbname = args.db or (f"{DEFAULT_DB}_quick" if args.quick else DEFAULT_DB)
-    admin_url = args.admin_url or LocalCluster().start().url("postgres")
     args.out.mkdir(parents=True, exist_ok=True)
-    url = recreate(admin_url, dbname)
+    admin_url, url = fresh_database(args.admin_url, dbname, WHO)
     try:
-        upgrade(url)
         # The fills write thousands of lists of one community in seconds.
         with psycopg.connect(url, autocommit=True) as su:
             su.execute(

@@ -67,6 +67,8 @@ OWN_WRITE_KINDS = frozenset(RELAY_KINDS | {KIND_JOIN_REQUEST, KIND_LEAVE_REQUEST
 CONNECT_TIMEOUT_SECONDS = 10.0
 MAX_AWAITING_OK = 1000
 NOT_WELL_FORMED = "invalid: an event's fields must have NIP-01's types"
+# The relay's kinds as a kind 5's `k` and `a` tags write them.
+RELAY_KIND_TAGS = frozenset(str(k) for k in RELAY_KINDS)
 
 
 class Upstream:
@@ -268,15 +270,14 @@ class Gate:
         """Does a kind 5 name what only the relay publishes: by `k` one of its kinds, by `a` an
         address of one of its kinds or of its key? (An `e` can name none the upstream holds:
         the relay's events are answered here and never go upstream.)"""
-        relay_kinds = {str(k) for k in RELAY_KINDS}
         for tag in deletion["tags"]:
             if len(tag) < 2:
                 continue
-            if tag[0] == "k" and tag[1] in relay_kinds:
+            if tag[0] == "k" and tag[1] in RELAY_KIND_TAGS:
                 return True
             if tag[0] == "a":
                 kind, _, rest = tag[1].partition(":")
-                if kind in relay_kinds or rest.partition(":")[0] == self.session.relay_pubkey:
+                if kind in RELAY_KIND_TAGS or rest.partition(":")[0] == self.session.relay_pubkey:
                     return True
         return False
 

@@ -11,10 +11,12 @@ one (`replaces`: a newer list for the same subscription, a newer definition of t
 takes the earlier one's place in the queue if it is still waiting: a client never gets both,
 and a client that asks for the same list again and again holds one copy, not one per ask.
 
-A `Frame` is one text message framed once (RFC 6455: final, unmasked, uncompressed): the hub
-writes the same bytes to every connection it pushes a committed event to, instead of
-building, encoding and framing the message once per connection. A connection that
-negotiated compression (permessage-deflate) gets the message through aiohttp instead.
+A `Frame` is one text message encoded and framed once (RFC 6455: final, unmasked,
+uncompressed): the hub writes the same bytes to every connection it pushes a committed event
+to, instead of building, encoding and framing the message once per connection. A shared
+message (protocol.ReplacingMessage: the same list under the same subscription id) is encoded
+once too, however many connections hold it. A connection that negotiated compression
+(permessage-deflate) gets its messages through aiohttp.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import struct
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 
-from aiohttp import web
+from aiohttp import WSMsgType, web
 
 log = logging.getLogger("buzz_relay")
 
@@ -38,25 +40,24 @@ _TEXT = 0x81  # FIN and opcode 1 (text)
 CLOSE_SECONDS = 1.0
 
 
-def frame(payload: bytes) -> bytes:
-    """The bytes of one final, unmasked text frame carrying `payload`."""
-    n = len(payload)
-    if n < 126:
-        return struct.pack("!BB", _TEXT, n) + payload
-    if n < 65536:
-        return struct.pack("!BBH", _TEXT, 126, n) + payload
-    return struct.pack("!BBQ", _TEXT, 127, n) + payload
+def header(length: int) -> bytes:
+    """The header of one final, unmasked text frame of `length` bytes."""
+    if length < 126:
+        return struct.pack("!BB", _TEXT, length)
+    if length < 65536:
+        return struct.pack("!BBH", _TEXT, 126, length)
+    return struct.pack("!BBQ", _TEXT, 127, length)
 
 
 class Frame:
-    """A text message and its frame, built once, written to any number of connections; what
-    it replaces is the message's (`replaces_key`)."""
+    """A text message encoded and framed once, written to any number of connections; what it
+    replaces is the message's (`replaces_key`)."""
 
-    __slots__ = ("data", "replaces", "text")
+    __slots__ = ("header", "payload", "replaces")
 
     def __init__(self, text: str) -> None:
-        self.text = text
-        self.data = frame(text.encode())
+        self.payload = _payload(text)
+        self.header = header(len(self.payload))
         self.replaces = replaces_key(text)
 
 
@@ -66,9 +67,18 @@ def replaces_key(item: str | Frame) -> Hashable | None:
     return getattr(item, "replaces", None)
 
 
-def _size(item: str | Frame) -> int:
+def _payload(item: str | Frame) -> bytes:
+    """The message's UTF-8: a Frame's, or a shared message's (protocol.ReplacingMessage),
+    encoded once for every connection that holds it; another message's, encoded now."""
     if isinstance(item, Frame):
-        return len(item.data)
+        return item.payload
+    encoded = getattr(item, "encoded", None)
+    return encoded() if encoded is not None else item.encode()
+
+
+def _size(item: str | Frame) -> int:
+    if isinstance(item, Frame) or hasattr(item, "encoded"):
+        return len(_payload(item))
     return len(item) if item.isascii() else len(item.encode())
 
 
@@ -130,7 +140,9 @@ class Outbox:
             and not transport.is_closing()
             and transport.get_write_buffer_size() <= HIGH_WATER
         ):
-            transport.write(item.data if isinstance(item, Frame) else frame(item.encode()))
+            payload = _payload(item)
+            head = item.header if isinstance(item, Frame) else header(len(payload))
+            transport.writelines((head, payload))
             return
         queue = self._queue
         if queue is None:
@@ -175,7 +187,11 @@ class Outbox:
                 key = replaces_key(item)
                 if key is not None and self._replaceable is not None:
                     self._replaceable.pop(key, None)
-                await self._ws.send_str(item.text if isinstance(item, Frame) else item)
+                if isinstance(item, Frame) or hasattr(item, "encoded"):
+                    # The shared bytes, not a copy encoded for this connection.
+                    await self._ws.send_frame(_payload(item), WSMsgType.TEXT)
+                else:
+                    await self._ws.send_str(item)
                 self._queued_bytes -= _size(item)
         except (ConnectionError, RuntimeError):  # the client went away
             self._closed = True

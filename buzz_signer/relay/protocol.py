@@ -200,9 +200,20 @@ def relay_message(*parts: Any) -> str:
 class ReplacingMessage(str):
     """An EVENT message whose event a newer one replaces for its subscription: the live list
     (13534), a role's definition (33534 of one `d`). A connection's outbox sends only the
-    newest of those still waiting (outbound.Outbox, SPEC section 10)."""
+    newest of those still waiting (outbound.Outbox, SPEC section 10).
+
+    One object is shared by every connection that is sent this event under this subscription
+    id (`_event_message`), and its UTF-8 is encoded once for all of them (`encoded`): a client
+    that asks for the 10,000-member list again and again, or a hundred clients asking for it,
+    hold references to one copy, not a copy per ask."""
 
     replaces: tuple[str, int, str]
+    _encoded: bytes | None = None
+
+    def encoded(self) -> bytes:
+        if self._encoded is None:
+            self._encoded = self.encode()
+        return self._encoded
 
 
 def _replaces(subscription: str, ev: WireEvent) -> tuple[str, int, str] | None:
@@ -213,14 +224,26 @@ def _replaces(subscription: str, ev: WireEvent) -> tuple[str, int, str] | None:
     return None
 
 
+# The replacing messages some connection still holds, by subscription id and event id: gone
+# with the last reference, so what this holds is bounded by what the outboxes hold.
+_shared_messages: weakref.WeakValueDictionary[tuple[str, str], ReplacingMessage] = (
+    weakref.WeakValueDictionary()
+)
+
+
 def _event_message(subscription: str, ev: WireEvent) -> str:
+    replaces = _replaces(subscription, ev)
+    if replaces is not None:
+        shared = _shared_messages.get((subscription, ev.id))
+        if shared is not None:
+            return shared
     # The event's text is spliced in as it is: built once, sent to every subscriber.
     text = f'["EVENT",{json.dumps(subscription, ensure_ascii=False)},{ev.text}]'
-    replaces = _replaces(subscription, ev)
     if replaces is None:
         return text
     message = ReplacingMessage(text)
     message.replaces = replaces
+    _shared_messages[subscription, ev.id] = message
     return message
 
 

@@ -27,6 +27,9 @@ class SlowSocket:
         await self._go.acquire()
         self.sent.append(text)
 
+    async def send_frame(self, payload: bytes, opcode: int) -> None:
+        await self.send_str(payload.decode())
+
     def release(self, n: int = 1) -> None:
         for _ in range(n):
             self._go.release()
@@ -92,3 +95,15 @@ def test_what_waits_is_bounded_in_bytes_but_one_message_always_goes() -> None:
     assert too_slow == [1]
     assert ws.close_code == 1008
     assert ws.sent == []  # the one in flight never finished: the socket took nothing
+
+
+def test_identical_list_answers_share_their_bytes() -> None:
+    """The same list under the same subscription id is one message, encoded once, however
+    many connections or REQs it answers; the hub's frame for it takes the same bytes."""
+    live = event(13534, 9, size=100_000)
+    first, again = event_message("a", live), event_message("a", live)
+    assert first is again
+    assert first.encoded() is again.encoded()  # type: ignore[attr-defined]
+    assert Frame(first).payload is first.encoded()  # type: ignore[attr-defined]
+    assert event_message("b", live) is not first  # another subscription id: its own text
+    assert event_message("a", event(8000, 9)) is not event_message("a", event(8000, 9))

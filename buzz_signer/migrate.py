@@ -33,7 +33,9 @@ __all__ = [
     "DB_DIR",
     "alembic_config",
     "apply_functions",
+    "current_revision",
     "function_files",
+    "head_revision",
     "is_citus",
     "run_sql",
     "run_statements",
@@ -102,3 +104,27 @@ def upgrade(database_url: str, revision: str = "head") -> None:
     from alembic import command
 
     command.upgrade(alembic_config(database_url), revision)
+
+
+def current_revision(database_url: str) -> tuple[str | None, str | None]:
+    """The revision the database is at (alembic_version; None before the first migration), and
+    a digest of its functions' definitions (None without the buzz schemas)."""
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        (digest,) = conn.execute(
+            "SELECT md5(string_agg(pg_get_functiondef(p.oid), '' ORDER BY p.oid::regprocedure::text))"
+            " FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+            " WHERE n.nspname IN ('buzz', 'buzz_private') AND p.prokind IN ('f', 'p')"
+        ).fetchone()
+        if conn.execute("SELECT to_regclass('public.alembic_version')").fetchone()[0] is None:
+            return None, digest
+        row = conn.execute("SELECT version_num FROM public.alembic_version").fetchone()
+        return (row[0] if row is not None else None), digest
+
+
+def head_revision() -> str:
+    """The newest revision of the migrations this package holds."""
+    from alembic.script import ScriptDirectory
+
+    head = ScriptDirectory.from_config(alembic_config("")).get_current_head()
+    assert head is not None, "no migrations found"
+    return head

@@ -1,7 +1,8 @@
 """buzz-admin: the operator's command line (docs/cli.md).
 
-The database comes from DATABASE_URL, else the project's local cluster (database 'buzz'),
-which the tool starts itself. The community comes from --community (id or host) or from
+The database comes from --database-url or DATABASE_URL, or with --local (BUZZ_LOCAL=1) from
+the project's local cluster (database 'buzz'), which the tool then starts itself; with
+neither, nothing is started and the command is a usage error. The community comes from --community (id or host) or from
 RELAY_URL's host. The relay key comes from BUZZ_RELAY_SECRET_KEY or --key-file, never from an
 argument value, and is never printed unless asked (keygen --show-secret).
 """
@@ -143,13 +144,29 @@ def _internal_error(exc: BaseException, state: State) -> None:
     callback=set_shared,
     help="Print JSON instead of words.",
 )
+@click.option(
+    "--database-url",
+    metavar="URL",
+    expose_value=False,
+    callback=set_shared,
+    help="The database (default: DATABASE_URL); one with a password is refused here.",
+)
+@click.option(
+    "--local",
+    is_flag=True,
+    expose_value=False,
+    callback=set_shared,
+    help="Use a PostgreSQL of buzz's own under ./.buzz/ (started if need be; BUZZ_LOCAL=1).",
+)
+@click.version_option(package_name="buzz-membership", prog_name="buzz-admin")
 def main() -> None:
     """Operate buzz membership: NIP-43 relay membership lists kept by PostgreSQL.
 
     \b
     Environment:
-      DATABASE_URL           the database (default: the local one under .buzz/, started
-                             by the tool itself)
+      DATABASE_URL           the database (or --database-url; --local: one under
+                             ./.buzz/ that the tool starts itself)
+      BUZZ_LOCAL=1           as --local
       RELAY_URL              the relay's URL; its host (port kept) names the community
                              when --community is not given
       BUZZ_RELAY_SECRET_KEY  the relay's secret key (hex or nsec), unless --key-file

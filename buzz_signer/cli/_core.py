@@ -126,6 +126,8 @@ class State:
     community: str | None = None
     key_file: Path | None = None
     json: bool = False
+    database_url: str | None = None  # --database-url
+    local: bool = False  # --local
     # Set by commands that write: failures then say that nothing was kept...
     write_command: bool = False
     # ...and by run_write once a transaction is under way: it was rolled back.
@@ -142,14 +144,14 @@ class State:
 
     def connect(self, application_name: str = APPLICATION_NAME) -> psycopg.Connection[Any]:
         """A new autocommit connection to the database (not shared)."""
-        url = database_url()
+        url = database_url(self.database_url, wants_local(self.local))
         try:
             return psycopg.connect(url, autocommit=True, application_name=application_name)
         except psycopg.Error as exc:
             raise Failure(
                 f"could not connect to the database: {_first_line(exc)}",
                 FAILURE,
-                hint="check DATABASE_URL (or unset it to use the local database)",
+                hint="check DATABASE_URL (or --database-url, or --local)",
             ) from None
 
     @property
@@ -218,11 +220,33 @@ def _first_line(exc: BaseException) -> str:
 # --------------------------------------------------------------------------- configuration
 
 
-def database_url() -> str:
-    """DATABASE_URL, or the local cluster's 'buzz' database (started and created if needed)."""
-    url = os.environ.get("DATABASE_URL")
-    if url:
+LOCAL_ENV = "BUZZ_LOCAL"
+NO_DATABASE = (
+    "which database? Set DATABASE_URL (e.g. postgresql://buzz@db.example.org/buzz), or pass"
+    " --local (or BUZZ_LOCAL=1) for a PostgreSQL of buzz's own under ./.buzz/"
+)
+
+
+def wants_local(flag: bool = False) -> bool:
+    """--local, or BUZZ_LOCAL set to 1/true/yes."""
+    return flag or os.environ.get(LOCAL_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def database_url(given: str | None = None, local: bool = False) -> str:
+    """The database: `given` (--database-url), else DATABASE_URL; or, asked for with --local
+    or BUZZ_LOCAL=1, the local cluster's 'buzz' database (started and created if need be).
+    Never a database nobody asked for (SPEC section 5): neither is a usage error."""
+    url = given or os.environ.get("DATABASE_URL", "").strip() or None
+    if url is not None and local:
+        raise Failure(
+            "--local and a database URL both given; choose one (unset DATABASE_URL for"
+            " --local)",
+            BAD_INPUT,
+        )
+    if url is not None:
         return url
+    if not local:
+        raise Failure(NO_DATABASE, BAD_INPUT)
     try:
         cluster = LocalCluster().start()
         if not cluster.database_exists(LOCAL_DATABASE):
@@ -230,6 +254,23 @@ def database_url() -> str:
         return cluster.url(LOCAL_DATABASE)
     except LocalClusterError as exc:
         raise Failure(f"the local database did not start: {exc}", FAILURE) from None
+
+
+def database_url_option(value: str | None, from_argv: bool = True) -> str | None:
+    """--database-url, refused if it carries a password on the command line: an argv is
+    visible to every user of the machine (ps); a password goes in DATABASE_URL or ~/.pgpass."""
+    if value is None or not from_argv:
+        return value
+    try:
+        has_password = psycopg.conninfo.conninfo_to_dict(value).get("password") is not None
+    except psycopg.ProgrammingError as exc:
+        raise click.BadParameter(f"not a PostgreSQL URL: {str(exc).splitlines()[0]}") from None
+    if has_password:
+        raise click.BadParameter(
+            "holds a password, which every user of this machine could read in the process"
+            " list; put the URL in DATABASE_URL, or the password in ~/.pgpass"
+        )
+    return value
 
 
 def load_key(key_file: Path | None) -> RelayKey:
@@ -380,9 +421,11 @@ def set_shared(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         return value
     state = ctx.ensure_object(State)
     name = param.name
-    if name == "json":
-        state.json = True
+    if name in ("json", "local"):
+        setattr(state, name, True)
         return value
+    if name == "database_url":
+        value = database_url_option(value)
     current = getattr(state, name)
     if current is not None and current != value:
         raise click.BadParameter(

@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import click
+import psycopg
 
 from .. import migrate as migrations
 from ..keys import RelayKey
@@ -19,6 +20,7 @@ from ._core import (
     echo_json,
     get_state,
     json_option,
+    wants_local,
 )
 
 
@@ -38,17 +40,43 @@ def migrate() -> None:
       DATABASE_URL=postgresql://postgres@localhost/buzz buzz-admin migrate
     """
     state = get_state()
+    url = database_url(state.database_url, wants_local(state.local))
+    try:
+        before, functions_before = migrations.current_revision(url)
+    except psycopg.Error as exc:
+        raise Failure(
+            f"could not connect to the database: {str(exc).strip().splitlines()[0]}", FAILURE
+        ) from None
     state.writing = True
     try:
-        migrations.upgrade(database_url())
-    except Failure:
-        raise
+        # At the newest revision too: the functions are applied again (a newer package may
+        # have changed them without a migration).
+        migrations.upgrade(url)
+        after, functions_after = migrations.current_revision(url)
     except Exception as exc:  # noqa: BLE001 -- alembic raises SQLAlchemy's own classes
-        raise Failure(f"migration failed: {str(exc).strip().splitlines()[0]}", FAILURE) from None
-    if state.json:
-        echo_json({"outcome": "migrated", "snapshot": None, "exit_code": 0})
+        raise Failure(_migration_failure(exc), FAILURE) from None
+    if before != after:
+        outcome, words = "migrated", f"{before or 'empty'} -> {after}"
+    elif functions_before != functions_after:
+        outcome, words = "functions_updated", f"at {after}, functions updated"
     else:
-        click.echo("database is at the newest revision")
+        outcome, words = "unchanged", f"at {after}, nothing to do"
+    if state.json:
+        echo_json({"outcome": outcome, "from": before, "to": after, "exit_code": 0})
+    else:
+        click.echo(words)
+
+
+def _migration_failure(exc: Exception) -> str:
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    sqlstate = getattr(getattr(exc, "orig", exc), "sqlstate", None)
+    if sqlstate in ("42501", "42P17") or "must be superuser" in text or "permission denied" in text:
+        return (
+            f"migration failed: {first}; migrations need a superuser (they create roles):"
+            " run buzz-admin migrate as one, e.g. DATABASE_URL=postgresql://postgres@host/db"
+        )
+    return f"migration failed: {first}"
 
 
 @click.command()
@@ -92,7 +120,7 @@ def keygen(path: Path, show_secret: bool) -> None:
 
 @click.group()
 def db() -> None:
-    """The local PostgreSQL cluster under .buzz/ (used when DATABASE_URL is not set)."""
+    """The local PostgreSQL cluster under .buzz/ (what --local and BUZZ_LOCAL=1 use)."""
 
 
 def _cluster_call(action):  # type: ignore[no-untyped-def]

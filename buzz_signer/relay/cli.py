@@ -1,7 +1,10 @@
 """buzz-relay: the relay front that Nostr clients talk to for membership (docs/relay.md).
 
-The database comes from DATABASE_URL (else the local cluster, as for buzz-admin), the relay
-key from BUZZ_RELAY_SECRET_KEY or --key-file, never from an argument value.
+The database comes from --database-url or DATABASE_URL, or with --local (BUZZ_LOCAL=1) from
+the local cluster, as for buzz-admin; with neither it exits 2 and starts nothing. The relay
+key comes from BUZZ_RELAY_SECRET_KEY or --key-file, never from an argument value. Every flag
+may also come from BUZZ_RELAY_<FLAG> (`--max-joins` from BUZZ_RELAY_MAX_JOINS), the flag
+winning.
 """
 
 from __future__ import annotations
@@ -12,8 +15,10 @@ import sys
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
-from ..cli._core import Failure, database_url, load_key
+from ..cli._core import BAD_INPUT, Failure, database_url_option, load_key, wants_local
+from ..cli._core import database_url as choose_database
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
 from .management import MAX_INVITE_USES, TTL_SECONDS
@@ -107,6 +112,19 @@ def _limit_option(name: str, help_text: str, maximum: int | None = None):
     help="File holding the relay's secret key (default: BUZZ_RELAY_SECRET_KEY).",
 )
 @click.option(
+    "--database-url",
+    metavar="URL",
+    callback=lambda ctx, param, value: database_url_option(
+        value, from_argv=ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE
+    ),
+    help="The database (default: DATABASE_URL); one with a password is refused here.",
+)
+@click.option(
+    "--local",
+    is_flag=True,
+    help="Use a PostgreSQL of buzz's own under ./.buzz/ (started if need be; BUZZ_LOCAL=1).",
+)
+@click.option(
     "--pool-size",
     type=click.IntRange(min=1, max=1000),
     default=10,
@@ -193,11 +211,14 @@ def _limit_option(name: str, help_text: str, maximum: int | None = None):
     " restart); without it, a port in use is an error.",
 )
 @click.option("--log-level", default="info", show_default=True)
+@click.version_option(package_name="buzz-membership", prog_name="buzz-relay")
 def main(
     listen: str,
     community: str | None,
     public: tuple[RelayUrl, ...],
     key_file: Path | None,
+    database_url: str | None,
+    local: bool,
     pool_size: int,
     upstream: str | None,
     read: str,
@@ -229,11 +250,12 @@ def main(
         sys.exit(2)
     logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
     try:
+        url = choose_database(database_url, wants_local(local))
         key = load_key(key_file)
-        url = database_url()
     except (InvalidKey, Failure) as exc:
         click.echo(f"buzz-relay: {exc}", err=True)
-        sys.exit(1)
+        # Usage errors exit 2, as click's own do.
+        sys.exit(2 if isinstance(exc, Failure) and exc.code == BAD_INPUT else 1)
     config = RelayConfig(
         database_url=url,
         key=key,
@@ -265,3 +287,17 @@ def main(
         click.echo(in_use, err=True)
         sys.exit(1)
     sys.exit(supervise(workers, lambda n: run(config, host, port, reuse_port=True, worker=n)))
+
+
+def _every_flag_from_the_environment(command: click.Command) -> None:
+    """BUZZ_RELAY_<FLAG> for every flag that names no variable of its own (SPEC section 10):
+    --max-joins from BUZZ_RELAY_MAX_JOINS; the flag wins, as click has it."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.envvar is None:
+            flag = max(param.opts, key=len).lstrip("-")
+            param.envvar = "BUZZ_RELAY_" + flag.upper().replace("-", "_")
+        if isinstance(param, click.Option):
+            param.show_envvar = True
+
+
+_every_flag_from_the_environment(main)

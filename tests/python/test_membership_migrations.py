@@ -21,6 +21,7 @@ from buzz_signer.citus import SCRATCH_TABLES
 from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import url_with_dbname
 from buzz_signer.membership import Membership
+from buzz_signer.migrate import head_revision
 
 REPO = Path(__file__).resolve().parents[2]
 FUNCTIONS = REPO / "db" / "functions"
@@ -316,10 +317,12 @@ def test_upgrade_again_is_a_noop_that_reapplies_functions(head):
 def test_buzz_admin_migrate_builds_the_same_database(new_database, head):
     url = new_database()
     out = run(url, BUZZ_ADMIN, "migrate")
-    assert "newest revision" in out.stdout
+    newest = head_revision()
+    assert out.stdout.strip() == f"empty -> {newest}", out.stdout
     first = catalog(url)
     assert first == head[1]
-    run(url, BUZZ_ADMIN, "migrate")
+    again = run(url, BUZZ_ADMIN, "migrate")
+    assert again.stdout.strip() == f"at {newest}, nothing to do", again.stdout
     assert catalog(url) == first
 
 

@@ -1,0 +1,186 @@
+"""What an operator meets first (SPEC sections 5 and 10): which database the tools use and
+never one nobody asked for, configuration from the environment, the version, and what
+`migrate` says it did."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from click.testing import CliRunner
+from psycopg import sql
+
+from buzz_signer.keys import RelayKey
+from buzz_signer.localdb import url_with_dbname
+from buzz_signer.migrate import head_revision
+from buzz_signer.relay import cli as relay_cli
+
+BIN = Path(sys.executable).parent
+# What would choose a database or a key for the tools if the caller's shell had it.
+CHOOSING = ("DATABASE_URL", "BUZZ_LOCAL", "BUZZ_LOCAL_DB", "PGHOST", "PGDATABASE", "RELAY_URL")
+
+
+def bare_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in CHOOSING and not k.startswith("BUZZ_")}
+    return {**env, **extra}
+
+
+def tool(cwd: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]], cwd=cwd, env=bare_env(**env), capture_output=True,
+        text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------------------- the database
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("buzz-admin", "migrate"),
+        ("buzz-admin", "-c", "relay.example.org", "members"),
+        ("buzz-admin", "community", "list"),
+        ("buzz-relay", "--listen", "127.0.0.1:1"),
+    ],
+    ids=lambda a: " ".join(a[:2]),
+)
+def test_no_database_is_started_by_surprise(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """Without a URL and without --local: the usage-error code (buzz-admin 1, buzz-relay 2, as
+    click's own), a message naming DATABASE_URL, and nothing created where it ran."""
+    key = RelayKey.generate().secret_hex()
+    done = tool(tmp_path, *argv, BUZZ_RELAY_SECRET_KEY=key)
+    assert done.returncode == (2 if argv[0] == "buzz-relay" else 1), done
+    assert "DATABASE_URL" in done.stderr and "--local" in done.stderr, done.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert key not in done.stderr + done.stdout
+
+
+def test_a_url_and_local_together_or_a_password_in_argv_are_refused(tmp_path: Path) -> None:
+    both = tool(tmp_path, "buzz-admin", "--local", "migrate", DATABASE_URL="postgresql:///x")
+    assert both.returncode == 1 and "choose one" in both.stderr, both
+    for argv in (
+        ("buzz-admin", "--database-url", "postgresql://u:hunter2@db.example.org/buzz", "migrate"),
+        ("buzz-relay", "--database-url", "postgresql://u:hunter2@db.example.org/buzz"),
+        ("buzz-relay", "--database-url", "host=db password=hunter2"),
+    ):
+        done = tool(tmp_path, *argv, BUZZ_RELAY_SECRET_KEY=RelayKey.generate().secret_hex())
+        assert done.returncode in (1, 2) and "password" in done.stderr, done
+        assert "hunter2" not in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- the environment
+
+
+def relay_config(argv: list[str], env: dict[str, str], monkeypatch: Any) -> Any:
+    """The RelayConfig and listening address that buzz-relay would serve with."""
+    seen: dict[str, Any] = {}
+
+    def run(config: Any, host: str, port: int, **kw: Any) -> None:
+        seen.update(config=config, host=host, port=port)
+
+    monkeypatch.setattr(relay_cli, "run", run)
+    monkeypatch.setattr(relay_cli, "raise_open_files", lambda *a: None)
+    values: dict[str, str | None] = {k: None for k in os.environ if k.startswith("BUZZ_")}
+    values.update(DATABASE_URL=None, BUZZ_LOCAL=None, **env)
+    result = CliRunner().invoke(relay_cli.main, argv, env=values, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return seen
+
+
+def test_every_relay_flag_comes_from_the_environment_and_the_flag_wins(monkeypatch: Any) -> None:
+    key = RelayKey.generate()
+    env = {
+        "BUZZ_RELAY_SECRET_KEY": key.secret_hex(),
+        "BUZZ_RELAY_DATABASE_URL": "postgresql://buzz:from-env@db.example.org/buzz",
+        "BUZZ_RELAY_LISTEN": "127.0.0.1:7001",
+        "BUZZ_RELAY_MAX_JOINS": "7",
+        "BUZZ_RELAY_MAX_QUEUED_BYTES": "65536",
+        "BUZZ_RELAY_TRUSTED_PROXY": "10.0.0.0/8, 192.0.2.1",
+        "BUZZ_RELAY_CONTACT": "mailto:ops@example.org",
+        "BUZZ_RELAY_READ": "anyone",
+    }
+    seen = relay_config([], env, monkeypatch)
+    config = seen["config"]
+    assert (seen["host"], seen["port"]) == ("127.0.0.1", 7001)
+    # From the environment a URL may hold its password: nobody else reads it there.
+    assert config.database_url == env["BUZZ_RELAY_DATABASE_URL"]
+    assert config.limits.max_joins == 7 and config.limits.max_queued_bytes == 65536
+    assert [str(n) for n in config.trusted_proxies] == ["10.0.0.0/8", "192.0.2.1/32"]
+    assert config.contact == "mailto:ops@example.org" and config.read_anyone
+    assert config.key.pubkey == key.pubkey
+
+    flags = ["--listen", "127.0.0.1:7002", "--max-joins", "3", "--read", "members"]
+    seen = relay_config(flags, env, monkeypatch)
+    assert seen["port"] == 7002
+    assert seen["config"].limits.max_joins == 3 and not seen["config"].read_anyone
+    assert seen["config"].limits.max_queued_bytes == 65536  # not given: still the variable's
+
+    # Every flag has its variable, named after the flag.
+    for param in relay_cli.main.params:
+        if param.opts[0].startswith("--") and param.name not in ("help", "version"):
+            flag = max(param.opts, key=len)
+            expected = "BUZZ_RELAY_" + flag[2:].upper().replace("-", "_")
+            assert param.envvar == expected, (flag, param.envvar)
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def test_both_tools_print_the_version_and_it_follows_the_migrations(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    installed = version("buzz-membership")
+    for name in ("buzz-admin", "buzz-relay"):
+        done = tool(tmp_path, name, "--version")
+        assert done.returncode == 0 and done.stdout.strip() == f"{name}, version {installed}"
+    # The minor number is the newest migration's: adding one means a new version.
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    declared = re.search(r'^version = "(\d+)\.(\d+)\.(\d+)"', pyproject, re.MULTILINE)
+    assert declared is not None
+    assert int(declared.group(2)) == int(head_revision()), (declared.group(0), head_revision())
+    assert installed == ".".join(declared.groups())
+
+
+@pytest.fixture
+def empty_database(admin_url: str) -> Iterator[str]:
+    name = f"buzz_operator_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield url_with_dbname(admin_url, name)
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def test_migrate_says_from_which_revision_to_which(empty_database: str, tmp_path: Path) -> None:
+    url, head = empty_database, head_revision()
+    subprocess.run(
+        [str(BIN / "alembic"), "upgrade", "0006"], env=bare_env(DATABASE_URL=url),
+        cwd=Path(__file__).resolve().parents[2], capture_output=True, check=True, timeout=300,
+    )  # fmt: skip
+    first = tool(tmp_path, "buzz-admin", "migrate", DATABASE_URL=url)
+    assert first.returncode == 0 and first.stdout.strip() == f"0006 -> {head}", first
+    again = tool(tmp_path, "buzz-admin", "--json", "migrate", DATABASE_URL=url)
+    assert json.loads(again.stdout) == {
+        "outcome": "unchanged", "from": head, "to": head, "exit_code": 0
+    }  # fmt: skip
+    with psycopg.connect(url, autocommit=True) as c:  # a function edited by hand
+        c.execute(
+            "CREATE OR REPLACE FUNCTION buzz.relay_member(p_community uuid, p_pubkey text)"
+            " RETURNS TABLE (pubkey text, role text, added_by text, joined_at timestamptz,"
+            " roles text[]) LANGUAGE sql AS 'SELECT NULL, NULL, NULL, NULL::timestamptz,"
+            " NULL::text[] WHERE false'"
+        )
+    fixed = tool(tmp_path, "buzz-admin", "migrate", DATABASE_URL=url)
+    assert fixed.stdout.strip() == f"at {head}, functions updated", fixed
+    assert list(tmp_path.iterdir()) == []

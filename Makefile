@@ -156,13 +156,14 @@ bench-deps: db
 	  rm -f "$$log"; \
 	fi
 
-bench: bench-deps ## benchmark membership writes, buzz-relay over the wire, the members-only gate, the state relay processes share, the community's page, the relay facing the internet: bench/out/{bench,wire,gate,shared_state,page,facing}.json
+bench: bench-deps ## benchmark membership writes, buzz-relay over the wire, the members-only gate, the state relay processes share, the community's page, the relay facing the internet, a database outage: bench/out/{bench,wire,gate,shared_state,page,facing,outage}.json
 	@$(PY) -m bench.run $(BENCH_ARGS)
 	@$(PY) -m bench.wire $(BENCH_ARGS)
 	@$(PY) -m bench.gate $(BENCH_ARGS)
 	@$(PY) -m bench.shared_state $(BENCH_ARGS)
 	@$(PY) -m bench.page $(BENCH_ARGS)
 	@$(PY) -m bench.facing $(BENCH_ARGS)
+	@$(PY) -m bench.outage $(BENCH_ARGS)
 
 bench-citus: bench-deps citus ## write throughput on a Citus cluster of one worker against two: bench/out/citus.json
 	@$(PY) -m bench.citus $(BENCH_ARGS)

@@ -107,6 +107,13 @@ class DatabaseFailure(BuzzError):
     """Any other database error; nothing of the transaction was kept."""
 
 
+class DatabaseUnreachable(DatabaseFailure):
+    """The database could not be reached (no connection, or none in time): nothing was sent
+    to it. A retry may succeed (`may_retry`)."""
+
+    sqlstate = "08006"  # connection_failure
+
+
 _BY_SQLSTATE: dict[str, type[BuzzError]] = {
     cls.sqlstate: cls
     for cls in (

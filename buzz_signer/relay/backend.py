@@ -8,15 +8,19 @@ the compact form and the key order), so a 10,000-member list is never parsed, he
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
 import re
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from psycopg_pool import AsyncConnectionPool
+import psycopg
+from psycopg import AsyncConnection
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from ..errors import BuzzError, translated
+from ..errors import BuzzError, DatabaseUnreachable, translated
 from ..keys import RelayKey
 from ..membership import (
     AsyncMembership,
@@ -30,7 +34,11 @@ from ..membership import (
 from ..nostr import KIND_REMOVE_USER
 from .filters import WireEvent
 from .joins import Join, JoinGroups
+from .outage import Outage, unreachable
 from .protocol import Community
+
+# How long a new pool may take to connect once an outage has ended.
+PROBE_POOL_SECONDS = 5.0
 
 # One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
 # the role definitions (33534) and deletions (kind 5) since then. Beside each event's text,
@@ -89,20 +97,70 @@ async def _join(tx: AsyncMembershipTransaction, community: uuid.UUID, join: Join
 
 
 class DatabaseBackend:
-    """protocol.Backend over the SQL API, and the look-ups the server needs."""
+    """protocol.Backend over the SQL API, and the look-ups the server needs.
 
-    def __init__(self, pool: AsyncConnectionPool, key: RelayKey) -> None:
+    Every request takes its connection through `_connection`: while the database is known to
+    be down (outage.py) that fails at once with DatabaseUnreachable, and a failure that says
+    the database cannot be reached starts the watch for an outage. `new_pool` makes the pool
+    again once an outage ends (None: the pool is only checked)."""
+
+    def __init__(
+        self,
+        pool: AsyncConnectionPool,
+        key: RelayKey,
+        *,
+        new_pool: Callable[[], AsyncConnectionPool] | None = None,
+    ) -> None:
         self.pool = pool
+        self._new_pool = new_pool
+        self.outage = Outage(pool.conninfo, self._reopen)
         self._key = key
+        self._closing: set[asyncio.Task[None]] = set()  # old pools closing after an outage
         # Joins to one community arriving while a group of them is written go in the next
         # group: one transaction, one list (joins.py).
         self._joins = JoinGroups(self._write_joins)
+
+    @contextlib.asynccontextmanager
+    async def _connection(self, timeout: float | None = None) -> AsyncIterator[AsyncConnection]:
+        if self.outage.down:
+            raise DatabaseUnreachable("the database does not answer")
+        try:
+            async with self.pool.connection(timeout) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            self.outage.suspect(exc)
+            raise DatabaseUnreachable("no database connection came free in time") from exc
+        except (psycopg.Error, BuzzError) as exc:
+            if unreachable(exc):
+                self.outage.suspect(exc)
+            raise
+
+    async def _reopen(self) -> None:
+        """After an outage: a new pool (the old one may be waiting out its back-off)."""
+        if self._new_pool is None:
+            await self.pool.check()
+            return
+        pool = self._new_pool()
+        try:
+            await pool.open(wait=True, timeout=PROBE_POOL_SECONDS)
+        except BaseException:
+            await pool.close()
+            raise
+        old, self.pool = self.pool, pool
+        # Connections still out of the old pool are closed as they come back.
+        self._closing.add(asyncio.create_task(old.close()))
+        self._closing = {t for t in self._closing if not t.done()}
+
+    async def close(self) -> None:
+        await self.outage.close()
+        await self.pool.close()
+        await asyncio.gather(*self._closing, return_exceptions=True)
 
     async def _rows(
         self, sql: str, params: Any, timeout: float | None = None
     ) -> list[tuple[Any, ...]]:
         with translated():
-            async with self.pool.connection(timeout) as conn:
+            async with self._connection(timeout) as conn:
                 return await (await conn.execute(sql, params)).fetchall()
 
     async def events_since(
@@ -206,7 +264,7 @@ class DatabaseBackend:
         return rows[0][0]
 
     async def _membership(self, call: Any) -> Any:
-        async with self.pool.connection() as conn:
+        async with self._connection() as conn:
             return await call(AsyncMembership(conn, self._key))
 
     async def mint_invite(
@@ -234,7 +292,7 @@ class DatabaseBackend:
         outcomes: list[str | BaseException] = []
         with translated():
             async with (
-                self.pool.connection() as conn,
+                self._connection() as conn,
                 AsyncMembership(conn, self._key).transaction() as tx,
             ):
                 for join in joins:

@@ -249,6 +249,9 @@ def main(
         click.echo("buzz-relay: --upstream must be a ws:// or wss:// URL", err=True)
         sys.exit(2)
     logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
+    # The pool's own warnings come once per connection attempt; an outage is one line at its
+    # start and one at its end (outage.py).
+    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
     try:
         url = choose_database(database_url, wants_local(local))
         key = load_key(key_file)

@@ -143,7 +143,9 @@ class Hub:
             except asyncio.CancelledError:
                 raise
             except (psycopg.Error, OSError) as exc:
-                log.warning("listening connection lost (%s); reconnecting", type(exc).__name__)
+                # Once per loss, not once per attempt (an outage is reported by outage.py).
+                if dropped_at is None:
+                    log.warning("listening connection lost (%s); reconnecting", type(exc).__name__)
             self.connected.clear()
             if dropped_at is None:
                 dropped_at = time.time()

@@ -37,6 +37,7 @@ from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
 from .metrics import CONTENT_TYPE_LATEST, RelayMetrics
 from .moderation import IPAddress, IPNetwork, Moderation, client_address
+from .outage import unreachable
 from .page import (
     ASSET_PREFIX,
     ASSETS,
@@ -72,6 +73,12 @@ HANDLERS_SECONDS = 2.0
 SHUTDOWN_SECONDS = 15
 # What a 503 asks a client to wait (Retry-After) before trying again.
 RETRY_AFTER_SECONDS = 5
+# A request waits at most this long for a connection of the pool, then is answered 503 (and
+# the database is probed: outage.py); a new connection gives up after CONNECT_SECONDS.
+POOL_WAIT_SECONDS = 5.0
+CONNECT_SECONDS = 3
+# Set on a request once its websocket is open: a failure after that is no longer a 503.
+UPGRADED = web.RequestKey("buzz_relay_upgraded", bool)
 # With --workers, each worker sets the gauges the others' /metrics read this often.
 SHARED_GAUGE_SECONDS = 1.0
 WORKER_HEADER = "Buzz-Relay-Worker"
@@ -109,7 +116,6 @@ class RelayConfig:
 @dataclass
 class _State:
     config: RelayConfig
-    pool: AsyncConnectionPool
     backend: DatabaseBackend
     hub: Hub
     metrics: RelayMetrics
@@ -134,16 +140,24 @@ class _State:
 STATE = web.AppKey("buzz_relay_state", _State)
 
 
-def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Application:
-    app = web.Application(client_max_size=1024 * 1024)
-    pool = AsyncConnectionPool(
+def _new_pool(config: RelayConfig) -> AsyncConnectionPool:
+    return AsyncConnectionPool(
         config.database_url,
         min_size=1,
         max_size=config.pool_size,
-        kwargs={"autocommit": True, "application_name": "buzz-relay"},
+        kwargs={
+            "autocommit": True,
+            "application_name": "buzz-relay",
+            "connect_timeout": CONNECT_SECONDS,
+        },
+        timeout=POOL_WAIT_SECONDS,
         open=False,
     )
-    backend = DatabaseBackend(pool, config.key)
+
+
+def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Application:
+    app = web.Application(client_max_size=1024 * 1024, middlewares=[_while_the_database_is_down])
+    backend = DatabaseBackend(_new_pool(config), config.key, new_pool=lambda: _new_pool(config))
     moderation = Moderation(backend)
     # The gauge reads the hub when scraped; the hub reports to the counters.
     metrics = RelayMetrics(lambda: sum(s.subscription_count for s in hub.sessions()))
@@ -159,7 +173,6 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
     metrics.joins_waiting.set_function(backend.joins_waiting)
     app[STATE] = _State(
         config=config,
-        pool=pool,
         backend=backend,
         hub=hub,
         metrics=metrics,
@@ -189,10 +202,33 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
     return app
 
 
+@web.middleware
+async def _while_the_database_is_down(request: web.Request, handler: Any) -> web.StreamResponse:
+    """503 with Retry-After at once while the database is known to be down (outage.py), and
+    for a request that finds it unreachable: never a hang, never a traceback per request."""
+    backend = request.app[STATE].backend
+    if backend.outage.down and request.path not in ("/metrics", "/healthz"):
+        return _unavailable()
+    try:
+        return await handler(request)
+    except BuzzError as exc:
+        if request.get(UPGRADED) or not unreachable(exc):
+            raise
+        return _unavailable()
+
+
+def _unavailable() -> web.Response:
+    return web.Response(
+        status=503,
+        text="the database does not answer; try again shortly\n",
+        headers=CORS_HEADERS | {"Retry-After": str(RETRY_AFTER_SECONDS)},
+    )
+
+
 async def _start(app: web.Application) -> None:
     state = app[STATE]
     try:
-        await state.pool.open(wait=True, timeout=30)
+        await state.backend.pool.open(wait=True, timeout=30)
     except PoolTimeout:
         raise SystemExit(
             "buzz-relay: the database did not answer within 30 s; check DATABASE_URL"
@@ -280,7 +316,7 @@ async def _stop(app: web.Application) -> None:
         with contextlib.suppress(asyncio.CancelledError):
             await task
     await state.moderation.close()
-    await state.pool.close()
+    await state.backend.close()
     if state.http is not None:
         await state.http.close()
 
@@ -390,6 +426,8 @@ async def community_page(request: web.Request, community: Community) -> web.Resp
         live = await state.backend.live_list(community.id)
         count = member_count(live.text if live is not None else None)
     except BuzzError as exc:
+        if unreachable(exc):
+            raise  # 503 (_while_the_database_is_down)
         log.warning("the page without its member count (%s)", type(exc).__name__)
         count = None
     state.metrics.request("page", "ok")
@@ -404,6 +442,8 @@ async def _profile(state: _State, community: Community) -> CommunityProfile | No
     try:
         return await state.backend.profile(community.id)
     except BuzzError as exc:
+        if unreachable(exc):
+            raise  # 503 (_while_the_database_is_down)
         log.warning("served without the community's profile (%s)", type(exc).__name__)
         return None
 
@@ -496,7 +536,8 @@ async def metrics_page(request: web.Request) -> web.Response:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    if await request.app[STATE].backend.healthy():
+    backend = request.app[STATE].backend
+    if not backend.outage.down and await backend.healthy():
         return web.Response(text="ok\n")
     return web.Response(status=503, text="the database does not answer\n")
 
@@ -511,6 +552,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         raise web.HTTPServiceUnavailable(text="restarting: reconnect\n", headers=CORS_HEADERS)
     ws = web.WebSocketResponse(max_msg_size=HARD_FRAME_LIMIT, heartbeat=60, autoping=True)
     await ws.prepare(request)
+    request[UPGRADED] = True
     # Behind a trusted proxy, the client's own address: for the bound per address and the
     # failed claims, as for blocks.
     client = _client(request)

@@ -25,6 +25,7 @@ from buzz_signer.migrate import head_revision
 from buzz_signer.relay import cli as relay_cli
 
 BIN = Path(sys.executable).parent
+REPO = Path(__file__).resolve().parents[2]
 # What would choose a database or a key for the tools if the caller's shell had it.
 CHOOSING = ("DATABASE_URL", "BUZZ_LOCAL", "BUZZ_LOCAL_DB", "PGHOST", "PGDATABASE", "RELAY_URL")
 
@@ -145,7 +146,7 @@ def test_both_tools_print_the_version_and_it_follows_the_migrations(tmp_path: Pa
         done = tool(tmp_path, name, "--version")
         assert done.returncode == 0 and done.stdout.strip() == f"{name}, version {installed}"
     # The minor number is the newest migration's: adding one means a new version.
-    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    pyproject = (REPO / "pyproject.toml").read_text()
     declared = re.search(r'^version = "(\d+)\.(\d+)\.(\d+)"', pyproject, re.MULTILINE)
     assert declared is not None
     assert int(declared.group(2)) == int(head_revision()), (declared.group(0), head_revision())
@@ -166,7 +167,7 @@ def test_migrate_says_from_which_revision_to_which(empty_database: str, tmp_path
     url, head = empty_database, head_revision()
     subprocess.run(
         [str(BIN / "alembic"), "upgrade", "0006"], env=bare_env(DATABASE_URL=url),
-        cwd=Path(__file__).resolve().parents[2], capture_output=True, check=True, timeout=300,
+        cwd=REPO, capture_output=True, check=True, timeout=300,
     )  # fmt: skip
     first = tool(tmp_path, "buzz-admin", "migrate", DATABASE_URL=url)
     assert first.returncode == 0 and first.stdout.strip() == f"0006 -> {head}", first
@@ -184,3 +185,31 @@ def test_migrate_says_from_which_revision_to_which(empty_database: str, tmp_path
     fixed = tool(tmp_path, "buzz-admin", "migrate", DATABASE_URL=url)
     assert fixed.stdout.strip() == f"at {head}, functions updated", fixed
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------------------- outages
+
+
+def test_a_database_outage_is_503_at_once_logged_once_and_over_when_it_returns(
+    tmp_path: Path,
+) -> None:
+    """A cluster of the test's own, stopped under a running relay and started again
+    (bench.outage): every answer during the outage a 503 with Retry-After, one line when it
+    began and one when it ended, no traceback, and NIP-11 and joins served again after."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.outage", "--quick", "--out", str(tmp_path)],
+        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    r = json.loads((tmp_path / "outage.json").read_text())
+    assert len(r["probes"]) >= 2
+    for probe in r["probes"][1:]:  # the first may race the outage's start
+        assert [probe[w][0] for w in ("healthz", "nip11", "page", "upgrade")] == [503] * 4, probe
+        assert probe["nip11"][2] == probe["page"][2] == "5", probe  # Retry-After
+    assert r["nip11_back_seconds"] is not None and r["join_back_seconds"] is not None, r
+    assert r["after"] == {"healthz": 200, "nip11": 200, "page": 200, "upgrade": 101}, r
+    assert r["tracebacks"] == 0, r["log"]
+    began = [line for line in r["log"] if "the database does not answer" in line]
+    ended = [line for line in r["log"] if "the database answers again" in line]
+    assert len(began) == 1 and " ERROR " in began[0], r["log"]
+    assert len(ended) == 1, r["log"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import logging
 import re
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -20,7 +21,14 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-from ..errors import BuzzError, DatabaseUnreachable, translated
+from ..errors import (
+    BuzzError,
+    DatabaseFailure,
+    DatabaseUnreachable,
+    RelayKeyMismatch,
+    from_psycopg,
+    translated,
+)
 from ..keys import RelayKey
 from ..membership import (
     AsyncMembership,
@@ -33,9 +41,12 @@ from ..membership import (
 )
 from ..nostr import KIND_REMOVE_USER
 from .filters import WireEvent
+from .identity import RelayIdentity
 from .joins import Join, JoinGroups
 from .outage import Outage, unreachable
 from .protocol import Community
+
+log = logging.getLogger("buzz_relay")
 
 # How long a new pool may take to connect once an outage has ended.
 PROBE_POOL_SECONDS = 5.0
@@ -109,12 +120,17 @@ class DatabaseBackend:
         pool: AsyncConnectionPool,
         key: RelayKey,
         *,
+        identity: RelayIdentity | None = None,
         new_pool: Callable[[], AsyncConnectionPool] | None = None,
     ) -> None:
         self.pool = pool
         self._new_pool = new_pool
         self.outage = Outage(pool.conninfo, self._reopen)
-        self._key = key
+        # The key lists are signed with (SIGHUP may load another), and the database's.
+        self.identity = identity if identity is not None else RelayIdentity(key)
+        self._checking_key: asyncio.Task[None] | None = None
+        # Told the SQLSTATE of each error _report logs (server.py: a counter of /metrics).
+        self.on_database_error: Callable[[str], None] = lambda sqlstate: None
         self._closing: set[asyncio.Task[None]] = set()  # old pools closing after an outage
         # Joins to one community arriving while a group of them is written go in the next
         # group: one transaction, one list (joins.py).
@@ -133,7 +149,19 @@ class DatabaseBackend:
         except (psycopg.Error, BuzzError) as exc:
             if unreachable(exc):
                 self.outage.suspect(exc)
+            else:
+                self._report(exc)
             raise
+
+    def _report(self, exc: psycopg.Error | BuzzError) -> None:
+        """An error that is neither an outcome the API documents nor the caller's input
+        (SPEC section 10): logged with its SQLSTATE and message, counted by SQLSTATE."""
+        error = from_psycopg(exc) if isinstance(exc, psycopg.Error) else exc
+        if type(error) is not DatabaseFailure or error.sqlstate is None or error.reported:
+            return
+        error.reported = True
+        log.warning("the database refused a request: SQLSTATE %s: %s", error.sqlstate, error)
+        self.on_database_error(error.sqlstate)
 
     async def _reopen(self) -> None:
         """After an outage: a new pool (the old one may be waiting out its back-off)."""
@@ -264,8 +292,31 @@ class DatabaseBackend:
         return rows[0][0]
 
     async def _membership(self, call: Any) -> Any:
-        async with self._connection() as conn:
-            return await call(AsyncMembership(conn, self._key))
+        self._refuse_if_retired()
+        try:
+            async with self._connection() as conn:
+                return await call(AsyncMembership(conn, self.identity.key))
+        except RelayKeyMismatch:
+            self.recheck_key()
+            raise
+
+    def _refuse_if_retired(self) -> None:
+        if self.identity.retired:
+            raise RelayKeyMismatch("this relay holds a retired key")
+
+    def recheck_key(self) -> None:
+        """The database refused our key (BZKEY): read its key, once at a time."""
+        if self._checking_key is None or self._checking_key.done():
+            self._checking_key = asyncio.create_task(self.check_key())
+
+    async def check_key(self) -> None:
+        """Compare the database's relay key with this process's (identity.py); a database
+        that does not answer is checked again when it does."""
+        try:
+            rows = await self._rows("SELECT buzz.relay_key()", ())
+        except BuzzError:
+            return
+        self.identity.heard(rows[0][0])
 
     async def mint_invite(
         self, community: uuid.UUID, requester: str, ttl_seconds: int
@@ -290,18 +341,24 @@ class DatabaseBackend:
         """A group of joins in one transaction, each under a savepoint (a refused one spoils
         no other), then the one list and COMMIT (joins.py); the list's created_at."""
         outcomes: list[str | BaseException] = []
-        with translated():
-            async with (
-                self._connection() as conn,
-                AsyncMembership(conn, self._key).transaction() as tx,
-            ):
-                for join in joins:
-                    try:
-                        with translated():
-                            async with conn.transaction():  # SAVEPOINT
-                                outcomes.append(await _join(tx, community, join))
-                    except BuzzError as exc:
-                        outcomes.append(exc)
+        self._refuse_if_retired()
+        try:
+            with translated():
+                async with (
+                    self._connection() as conn,
+                    AsyncMembership(conn, self.identity.key).transaction() as tx,
+                ):
+                    for join in joins:
+                        try:
+                            with translated():
+                                async with conn.transaction():  # SAVEPOINT
+                                    outcomes.append(await _join(tx, community, join))
+                        except BuzzError as exc:
+                            self._report(exc)
+                            outcomes.append(exc)
+        except RelayKeyMismatch:
+            self.recheck_key()
+            raise
         listed = tx.published.snapshot if tx.published is not None else None
         return outcomes, None if listed is None else listed["created_at"]
 

@@ -21,11 +21,12 @@ from ..cli._core import BAD_INPUT, Failure, database_url_option, load_key, wants
 from ..cli._core import database_url as choose_database
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
+from .logs import configure as configure_logs
 from .management import MAX_INVITE_USES, TTL_SECONDS
 from .moderation import IPNetwork, parse_network
 from .server import RelayConfig, run
 from .urls import RelayUrl, public_urls
-from .workers import LOG_FORMAT, address_in_use, raise_open_files, supervise
+from .workers import address_in_use, raise_open_files, supervise
 
 __all__ = ["main"]
 
@@ -210,7 +211,21 @@ def _limit_option(name: str, help_text: str, maximum: int | None = None):
     help="Share the port with other buzz-relay processes started with it (a rolling"
     " restart); without it, a port in use is an error.",
 )
-@click.option("--log-level", default="info", show_default=True)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+    default="info",
+    show_default=True,
+    help="info: a line per HTTP request, websocket connection and membership write.",
+)
+@click.option(
+    "--log-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json: one object a line (time, level, logger, message, and fields such as the"
+    " client's address and a SQLSTATE).",
+)
 @click.version_option(package_name="buzz-membership", prog_name="buzz-relay")
 def main(
     listen: str,
@@ -229,6 +244,7 @@ def main(
     workers: int,
     reuse_port: bool,
     log_level: str,
+    log_format: str,
     **limits: int,
 ) -> None:
     """Serve NIP-01/11/42/43/70 for every community of the database (SPEC section 7).
@@ -248,10 +264,7 @@ def main(
     if upstream is not None and not upstream.startswith(("ws://", "wss://")):
         click.echo("buzz-relay: --upstream must be a ws:// or wss:// URL", err=True)
         sys.exit(2)
-    logging.basicConfig(level=log_level.upper(), format=LOG_FORMAT)
-    # The pool's own warnings come once per connection attempt; an outage is one line at its
-    # start and one at its end (outage.py).
-    logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
+    configure_logs(log_level, log_format)
     try:
         url = choose_database(database_url, wants_local(local))
         key = load_key(key_file)
@@ -262,6 +275,7 @@ def main(
     config = RelayConfig(
         database_url=url,
         key=key,
+        key_file=key_file,
         community=community,
         public_urls=public,
         limits=Limits(**limits),

@@ -53,7 +53,7 @@ class Handler(Protocol):
 class Connection:
     """The websocket of one client and the handler of its messages."""
 
-    __slots__ = ("_busy", "_idle", "draining", "handler", "outbox", "ws")
+    __slots__ = ("_busy", "_idle", "draining", "handler", "outbox", "received", "ws")
 
     def __init__(
         self,
@@ -73,6 +73,7 @@ class Connection:
         # asyncio.Event for every connection would be 1 kB each).
         self._idle: asyncio.Future[None] | None = None
         self.draining = False
+        self.received = 0  # messages from the client (the log's line at its close)
 
     def send(self, messages: list[str]) -> None:
         """Queue relay messages for the client; a client that lets too many wait is closed."""
@@ -90,6 +91,7 @@ class Connection:
                     text = msg.data.decode("utf-8", "replace")
                 else:  # WSMsgType.ERROR
                     break
+                self.received += 1
                 if self.draining:
                     self.send(_refused(text))
                     continue

@@ -43,6 +43,7 @@ log = logging.getLogger("buzz_relay.hub")
 
 CHANNEL = "buzz_membership"
 MODERATION_CHANNEL = "buzz_moderation"
+KEY_CHANNEL = "buzz_relay_key"  # a rotation committed (identity.py)
 _DELIVERY_ORDER = (
     (KIND_ADD_USER, KIND_REMOVE_USER),
     (KIND_ROLE,),
@@ -77,6 +78,7 @@ class Hub:
         on_reconnect: Callable[[], None] = lambda: None,
         on_moderation: Callable[[str], None] | None = None,
         on_listening: Callable[[], None] = lambda: None,
+        on_key_rotated: Callable[[], None] | None = None,
     ) -> None:
         self._conninfo = conninfo
         self._backend = backend
@@ -85,6 +87,7 @@ class Hub:
         self._on_reconnect = on_reconnect
         self._on_moderation = on_moderation
         self._on_listening = on_listening
+        self._on_key_rotated = on_key_rotated
         self.connected = asyncio.Event()
 
     # Sessions -------------------------------------------------------------------
@@ -127,6 +130,8 @@ class Hub:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     if self._on_moderation is not None:
                         await conn.execute(f"LISTEN {MODERATION_CHANNEL}")
+                    if self._on_key_rotated is not None:
+                        await conn.execute(f"LISTEN {KEY_CHANNEL}")
                     self.connected.set()
                     self._on_listening()
                     backoff = BACKOFF_FIRST
@@ -138,6 +143,8 @@ class Hub:
                     async for note in conn.notifies():
                         if note.channel == MODERATION_CHANNEL and self._on_moderation is not None:
                             self._on_moderation(note.payload)
+                        elif note.channel == KEY_CHANNEL and self._on_key_rotated is not None:
+                            self._on_key_rotated()
                         else:
                             await self._notified(note.payload)
             except asyncio.CancelledError:

@@ -107,6 +107,7 @@ from ..errors import (
     InvalidArgument,
     InviteQuotaExhausted,
     ListTooFarAhead,
+    RelayKeyMismatch,
     may_retry,
 )
 from ..keys import RelayKey
@@ -114,6 +115,7 @@ from ..membership import Ban, InviteRecord, JoinRequest, Member
 from ..nip19 import encode_npub
 from ..nip44 import Nip44Error
 from ..nostr import is_lower_hex
+from .identity import RETIRED
 from .moderation import parse_network
 from .nip98 import USED_ALREADY, Refused, authenticated, fresh_until
 from .protocol import NO_INVITES_LEFT, Community
@@ -583,11 +585,28 @@ class Management:
     async def handle(
         self, community: Community, header: str | None, body: bytes, names: RelayNames
     ) -> tuple[int, dict[str, Any]]:
-        """(HTTP status, answer) for one POST."""
+        """(HTTP status, answer) for one POST; a line of the log at info level."""
+        called: list[str] = []  # the method, once the body names one
+        status, answer = await self._answer(community, header, body, names, called)
+        log.info(
+            "NIP-86 %s: %d", called[0] if called else "-", status,
+            extra={"community": community.host, "status": status},
+        )  # fmt: skip
+        return status, answer
+
+    async def _answer(
+        self,
+        community: Community,
+        header: str | None,
+        body: bytes,
+        names: RelayNames,
+        called: list[str],
+    ) -> tuple[int, dict[str, Any]]:
         try:
             now = time.time()
             event = authenticated(header, body, names, now)
             name, params = self._request(body)
+            called.append(name)
             # Once in every relay process of the database (SPEC section 9).
             if not reads_only(name) and not await self.backend.accept_auth_event(
                 event["id"], fresh_until(event)
@@ -613,9 +632,11 @@ class Management:
             # Never the database's own words: they may name the community's id.
             if isinstance(exc, ListTooFarAhead):
                 return 503, {"error": LAGGING}
+            if isinstance(exc, RelayKeyMismatch):
+                return 503, {"error": RETIRED}
             if may_retry(exc):
                 return 503, {"error": "error: the database is busy or unreachable; try again"}
-            log.error("a NIP-86 call failed in the database: SQLSTATE %s", exc.sqlstate)
+            # Logged and counted with its SQLSTATE where it came from (backend.py).
             return 500, {"error": "error: the database could not do it"}
 
     def _request(self, body: bytes) -> tuple[str, list[Any]]:

@@ -67,11 +67,33 @@ class RelayMetrics(Observer):
             registry=r,
             multiprocess_mode="livemin",
         )
+        self.database_errors = Counter(
+            "buzz_relay_database_errors",
+            "Requests the database refused for a reason that is neither an outcome of the API"
+            " nor the caller's input, by SQLSTATE (each also logged).",
+            ["sqlstate"],
+            registry=r,
+        )
+        self.database_down = Gauge(
+            "buzz_relay_database_down",
+            "1 while the database does not answer (every request then gets 503).",
+            registry=r,
+            multiprocess_mode="livemax",
+        )
+        self.key_retired = Gauge(
+            "buzz_relay_key_retired",
+            "1 while this process's relay key is not the database's (writes are refused).",
+            registry=r,
+            multiprocess_mode="livemax",
+        )
         self.listener_reconnects = Counter(
             "buzz_relay_listener_reconnects",
             "Times the LISTEN connection was made again after a loss.",
             registry=r,
         )
+
+    def database_error(self, sqlstate: str) -> None:
+        self.database_errors.labels(sqlstate).inc()
 
     def request(self, kind: str, outcome: str) -> None:
         self.requests.labels(kind, outcome).inc()

@@ -96,6 +96,7 @@ class Outbox:
         "_transport",
         "_writer",
         "_ws",
+        "sent",
     )
 
     def __init__(
@@ -118,6 +119,7 @@ class Outbox:
         self._replaceable: dict[Hashable, str | Frame] | None = None  # queued, by key
         self._writer: asyncio.Task[None] | None = None
         self._closed = False
+        self.sent = 0  # messages handed to this outbox (the log's line at the close)
 
     def send(self, messages: Sequence[str]) -> None:
         """Send these messages after everything sent before them."""
@@ -131,6 +133,7 @@ class Outbox:
     def _put(self, item: str | Frame) -> None:
         if self._closed:
             return
+        self.sent += 1
         transport = self._transport
         if (
             self._writer is None

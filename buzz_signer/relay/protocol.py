@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import secrets
 import time
@@ -34,6 +35,7 @@ from ..errors import (
     InvalidArgument,
     InviteQuotaExhausted,
     ListTooFarAhead,
+    RelayKeyMismatch,
 )
 from ..nostr import (
     KIND_ADD_USER,
@@ -49,6 +51,7 @@ from ..nostr import (
 )
 from ..signer import Signer
 from .filters import Filter, InvalidFilter, WireEvent, parse_filter
+from .identity import RETIRED
 from .limits import (
     DEFAULT_LIMITS,
     FAILED_CLAIM_SECONDS,
@@ -59,6 +62,8 @@ from .limits import (
     SlidingWindow,
 )
 from .urls import RelayNames
+
+log = logging.getLogger("buzz_relay")
 
 __all__ = [
     "NO_INVITES_LEFT",
@@ -755,10 +760,27 @@ class RelaySession:
             raise _Refused("error: the database could not be reached; try again", "error") from None
 
     async def _write(self, kind: str, call: Any) -> str:
-        """Await a membership write; its failures as NIP-01 refusals."""
+        """Await a membership write; its failures as NIP-01 refusals; a line of the log."""
         started = time.perf_counter()
         try:
-            outcome = await call
+            outcome = await self._written(call)
+        except _Refused as refused:
+            self._log_write(kind, refused.outcome, started)
+            raise
+        self._log_write(kind, outcome, started)
+        self._observer.write(kind, outcome, time.perf_counter() - started)
+        return outcome
+
+    def _log_write(self, kind: str, outcome: str, started: float) -> None:
+        log.info(
+            "%s: %s", kind, outcome,
+            extra={"community": self.community.host, "address": self._address,
+                   "ms": round((time.perf_counter() - started) * 1000, 1)},
+        )  # fmt: skip
+
+    async def _written(self, call: Any) -> str:
+        try:
+            return await call
         except CommunityArchived:
             raise _Refused("restricted: this community is archived", "archived") from None
         except ListTooFarAhead:
@@ -767,10 +789,10 @@ class RelaySession:
             ) from None
         except InvalidArgument:
             raise _Refused("invalid: the database refused an argument", "invalid") from None
+        except RelayKeyMismatch:
+            raise _Refused(RETIRED, "retired_key") from None
         except BuzzError:
             raise _Refused("error: the database could not record it; try again", "error") from None
-        self._observer.write(kind, outcome, time.perf_counter() - started)
-        return outcome
 
     def subscription_ids(self) -> list[str]:
         """The ids of the connection's open subscriptions."""

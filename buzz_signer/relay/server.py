@@ -17,6 +17,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,7 @@ from .backend import DatabaseBackend
 from .connection import Connection
 from .gate import Gate
 from .hub import Hub
+from .identity import RelayIdentity
 from .limits import DEFAULT_LIMITS, Limits
 from .management import CONTENT_TYPE as MANAGEMENT_CONTENT_TYPE
 from .management import Management
@@ -52,6 +54,7 @@ from .protocol import Community, RelaySession
 from .urls import RelayNames, RelayUrl
 
 log = logging.getLogger("buzz_relay")
+access = logging.getLogger("buzz_relay.http")
 
 try:
     VERSION = version("buzz-membership")
@@ -93,6 +96,9 @@ CORS_HEADERS = {
 class RelayConfig:
     database_url: str
     key: RelayKey
+    # --key-file: read again on SIGHUP (identity.py); None when the key came from the
+    # environment.
+    key_file: Path | None = None
     # --community ID|HOST: serve this one community whatever the Host header says.
     community: str | None = None
     # --public-url: the URLs clients use; AUTH and NIP-98 must name one (urls.py).
@@ -156,8 +162,13 @@ def _new_pool(config: RelayConfig) -> AsyncConnectionPool:
 
 
 def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Application:
-    app = web.Application(client_max_size=1024 * 1024, middlewares=[_while_the_database_is_down])
-    backend = DatabaseBackend(_new_pool(config), config.key, new_pool=lambda: _new_pool(config))
+    app = web.Application(
+        client_max_size=1024 * 1024, middlewares=[_log_request, _while_the_database_is_down]
+    )
+    identity = RelayIdentity(config.key, config.key_file)
+    backend = DatabaseBackend(
+        _new_pool(config), config.key, identity=identity, new_pool=lambda: _new_pool(config)
+    )
     moderation = Moderation(backend)
     # The gauge reads the hub when scraped; the hub reports to the counters.
     metrics = RelayMetrics(lambda: sum(s.subscription_count for s in hub.sessions()))
@@ -167,16 +178,20 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
         on_pushed=metrics.events_pushed.inc,
         on_reconnect=metrics.listener_reconnects.inc,
         on_moderation=moderation.changed,
-        on_listening=moderation.reconnected,
+        on_listening=lambda: _listening(moderation, backend),
+        on_key_rotated=backend.recheck_key,
     )
     metrics.listener_connected.set_function(lambda: float(hub.connected.is_set()))
     metrics.joins_waiting.set_function(backend.joins_waiting)
+    metrics.database_down.set_function(lambda: float(backend.outage.down))
+    metrics.key_retired.set_function(lambda: float(backend.identity.retired))
+    backend.on_database_error = metrics.database_error
     app[STATE] = _State(
         config=config,
         backend=backend,
         hub=hub,
         metrics=metrics,
-        signer=Signer(config.key),
+        signer=identity.signer,
         management=Management(
             backend,
             config.key,
@@ -200,6 +215,32 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
     app.on_shutdown.append(_drain)
     app.on_cleanup.append(_stop)
     return app
+
+
+@web.middleware
+async def _log_request(request: web.Request, handler: Any) -> web.StreamResponse:
+    """A line of the log per HTTP request (a websocket has its own: `websocket`)."""
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        if not request.get(UPGRADED):
+            access.info(
+                "%s %s %d", request.method, request.path, status,
+                extra={"address": _address(request), "host": request.host,
+                       "ms": round((time.perf_counter() - started) * 1000, 1)},
+            )  # fmt: skip
+
+
+def _address(request: web.Request) -> str:
+    client = _client(request)
+    return str(client) if client is not None else request.remote or "?"
 
 
 @web.middleware
@@ -233,6 +274,10 @@ async def _start(app: web.Application) -> None:
         raise SystemExit(
             "buzz-relay: the database did not answer within 30 s; check DATABASE_URL"
         ) from None
+    # Is our key the database's? Said in the log now, and on /healthz (identity.py).
+    await state.backend.check_key()
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, _reload_key, state)
     # Every community's moderation before the first request; the hub reloads it from then on.
     await state.moderation.load_all()
     state.tasks.append(asyncio.create_task(state.hub.run(), name="buzz-relay listen"))
@@ -248,6 +293,21 @@ async def _start(app: web.Application) -> None:
         if community is None:
             raise SystemExit(f"buzz-relay: no community {state.config.community!r}")
         log.info("serving community %s (%s) whatever the Host", community.host, community.id)
+
+
+def _listening(moderation: Moderation, backend: DatabaseBackend) -> None:
+    """The LISTEN connection is (back) up: what was announced while it was down, read."""
+    moderation.reconnected()
+    backend.recheck_key()
+
+
+def _reload_key(state: _State) -> None:
+    """SIGHUP: the key file again; the new key signs from the next write on, in every
+    connection (none is dropped)."""
+    identity = state.backend.identity
+    if identity.reload():
+        state.management.key = identity.key
+        state.backend.recheck_key()
 
 
 def _close_blocked(state: _State) -> None:
@@ -277,6 +337,8 @@ async def _share_gauges(state: _State) -> None:
         metrics.subscriptions.set(sum(s.subscription_count for s in state.hub.sessions()))
         metrics.listener_connected.set(float(state.hub.connected.is_set()))
         metrics.joins_waiting.set(state.backend.joins_waiting())
+        metrics.database_down.set(float(state.backend.outage.down))
+        metrics.key_retired.set(float(state.backend.identity.retired))
         await asyncio.sleep(SHARED_GAUGE_SECONDS)
 
 
@@ -464,8 +526,8 @@ def information_document(
         "icon": profile and profile.icon,
         # Clients of the Jumble family read the relay key from pubkey, NIP-43 from self: the
         # membership events they ask for are signed by this key, gate or not.
-        "pubkey": state.config.key.pubkey,
-        "self": state.config.key.pubkey,
+        "pubkey": state.signer.pubkey,
+        "self": state.signer.pubkey,
         "contact": state.config.contact,
     }
     if state.config.upstream is not None:
@@ -537,6 +599,8 @@ async def metrics_page(request: web.Request) -> web.Response:
 
 async def healthz(request: web.Request) -> web.Response:
     backend = request.app[STATE].backend
+    if backend.identity.retired:
+        return web.Response(status=503, text=backend.identity.describe() + "\n")
     if not backend.outage.down and await backend.healthy():
         return web.Response(text="ok\n")
     return web.Response(status=503, text="the database does not answer\n")
@@ -556,7 +620,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
     # Behind a trusted proxy, the client's own address: for the bound per address and the
     # failed claims, as for blocks.
     client = _client(request)
-    address = str(client) if client is not None else request.remote or "?"
+    address = _address(request)
     if state.per_ip[address] >= limits.max_connections_per_ip:
         state.metrics.request("connection", "too_many")
         await ws.send_str(
@@ -599,9 +663,17 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
             rules=lambda: state.moderation.rules(community.id),
         )
     state.hub.register(handler, connection.outbox)
+    opened = time.monotonic()
+    log.info("websocket opened", extra={"address": address, "host": community.host})
     try:
         await connection.serve(handler, session.greeting())
     finally:
+        log.info(
+            "websocket closed",
+            extra={"address": address, "host": community.host,
+                   "seconds": round(time.monotonic() - opened, 1),
+                   "received": connection.received, "sent": connection.outbox.sent},
+        )  # fmt: skip
         state.hub.unregister(handler)
         if isinstance(handler, Gate):
             await handler.close()

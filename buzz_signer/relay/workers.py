@@ -9,7 +9,8 @@ and builds its own app: its own pool, its own LISTEN connection. The parent only
   dying within 10 s of its start, at most 30 s), so one that fails at start does not spin;
 - SIGTERM or SIGINT to the parent goes to every worker as SIGTERM (each drains its
   connections, server.py); the parent waits for them at most STOP_SECONDS (then SIGKILL) and
-  exits 0 when they all exited 0;
+  exits 0 when they all exited 0; SIGHUP goes to every worker as it is (each reads its key
+  file again, identity.py);
 - the workers' metrics meet in a directory of the parent's (PROMETHEUS_MULTIPROC_DIR); a dead
   worker's live gauges are removed from it, and the directory at exit.
 
@@ -34,11 +35,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["LOG_FORMAT", "address_in_use", "raise_open_files", "supervise"]
+from .logs import name_worker
+
+__all__ = ["address_in_use", "raise_open_files", "supervise"]
 
 log = logging.getLogger("buzz_relay")
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 RESTART_FIRST, RESTART_MAX = 0.5, 30.0
 STABLE_SECONDS = 10.0  # a worker that lived this long starts again after RESTART_FIRST
 STOP_SECONDS = 20.0  # a worker drains in at most 15 s (server.SHUTDOWN_SECONDS)
@@ -46,7 +48,7 @@ STOP_SECONDS = 20.0  # a worker drains in at most 15 s (server.SHUTDOWN_SECONDS)
 # socket, the upstream of each gated connection aside (those count as connections).
 RESERVED_FILES = 64
 TARGET_CONNECTIONS = 10_000
-_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT}
+_SIGNALS = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
 
 
 # ------------------------------------------------------------------ open files
@@ -155,10 +157,17 @@ class _Supervisor:
             wake = [self._stop_by] if self._stop_by is not None else list(self._due.values())
             timeout = max(0.0, min(wake, default=now + 60) - time.monotonic())
             got = signal.sigtimedwait(_SIGNALS, min(timeout, 60.0))
-            if got is not None and got.si_signo != signal.SIGCHLD:
+            if got is not None and got.si_signo == signal.SIGHUP:
+                self._forward(signal.SIGHUP)  # each worker reads its key file again
+            elif got is not None and got.si_signo != signal.SIGCHLD:
                 self._stop(signal.Signals(got.si_signo).name)
         log.info("every worker stopped%s", "" if self._clean else ", not all cleanly")
         return 0 if self._clean else 1
+
+    def _forward(self, signum: signal.Signals) -> None:
+        for pid in self._workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
 
     def _start(self, number: int) -> None:
         parent = os.getpid()
@@ -251,10 +260,7 @@ def _worker(number: int, parent: int, serve: Callable[[int], None]) -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, set())
         os.setpgid(0, 0)
         _die_with(parent)
-        for handler in logging.getLogger().handlers:
-            handler.setFormatter(
-                logging.Formatter(LOG_FORMAT.replace("%(name)s", f"%(name)s[worker {number}]"))
-            )
+        name_worker(number)
         serve(number)
         code = 0
     except SystemExit as exc:  # e.g. the database did not answer at start

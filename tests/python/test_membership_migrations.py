@@ -30,6 +30,7 @@ BUZZ_ADMIN = REPO / ".venv" / "bin" / "buzz-admin"
 SCHEMAS = ("buzz", "buzz_private")
 READ_FUNCTIONS = {
     "community_id",
+    "relay_key",
     "relay_member",
     "membership_events_newest",
     "relay_members",

@@ -4,25 +4,36 @@ never one nobody asked for, configuration from the environment, the version, and
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import secrets
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import psycopg
 import pytest
 from click.testing import CliRunner
 from psycopg import sql
 
+pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
+from relay_client import signed
+from relay_fixtures import Person
+
 from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import url_with_dbname
 from buzz_signer.migrate import head_revision
+from buzz_signer.nip19 import encode_npub
 from buzz_signer.relay import cli as relay_cli
+
+pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
 BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
@@ -213,3 +224,188 @@ def test_a_database_outage_is_503_at_once_logged_once_and_over_when_it_returns(
     ended = [line for line in r["log"] if "the database answers again" in line]
     assert len(began) == 1 and " ERROR " in began[0], r["log"]
     assert len(ended) == 1, r["log"]
+
+
+# --------------------------------------------------------------------------- the relay key
+
+
+def test_a_retired_key_is_an_error_a_503_and_a_refusal_until_sighup_loads_the_new_one(
+    start_relay: Any, mem: Any, db_url: str, key: RelayKey, tmp_path: Path
+) -> None:
+    """`buzz-admin rotate-key` under a running relay: the relay hears the rotation, logs one
+    error naming both keys, /healthz says 503, a join is refused with the retired-key words;
+    the new key file and SIGHUP put it right on the same connection, which stays open."""
+    key_file = tmp_path / "relay.key"
+    key_file.write_text(key.secret_hex() + "\n")
+    key_file.chmod(0o600)
+    owner = Person.new()
+    cid = mem.create_community(f"rotate-{secrets.token_hex(3)}.example.org", owner.pubkey)
+    cid = cid.details["community_id"]
+    mem.set_join_policy(cid, "open")
+    relay = start_relay("--community", str(cid), "--key-file", str(key_file))
+
+    def until(check: Any, what: str) -> None:
+        deadline = time.monotonic() + 15
+        while not check():
+            assert time.monotonic() < deadline, f"{what}:\n{relay.log()}"
+            time.sleep(0.05)
+
+    async def join(ws: Any) -> list[Any]:
+        event = signed(Person.new().secret, 28934, [])
+        await ws.send_str(json.dumps(["EVENT", event]))
+        while True:
+            answer = json.loads((await ws.receive(timeout=10)).data)
+            if answer[0] == "OK" and answer[1] == event["id"]:
+                return answer
+
+    new = RelayKey.generate()
+    new_file = tmp_path / "new.key"
+    new_file.write_text(new.secret_hex() + "\n")
+    new_file.chmod(0o600)
+
+    async def main() -> None:
+        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
+            await ws.receive(timeout=10)  # the AUTH challenge
+            assert (await join(ws))[2] is True
+            rotated = tool(
+                tmp_path, "buzz-admin", "--key-file", str(new_file), "-c", str(cid),
+                "rotate-key", "--yes", DATABASE_URL=db_url,
+            )  # fmt: skip
+            assert rotated.returncode == 0, rotated
+            await asyncio.to_thread(until, lambda: relay.get("/healthz")[0] == 503, "no 503")
+            body = relay.get("/healthz")[1]
+            assert encode_npub(key.pubkey) in body and encode_npub(new.pubkey) in body, body
+            refused = await join(ws)
+            assert refused[2:] == [False, "error: this relay holds a retired key; try again later"]
+            errors = [line for line in relay.log().splitlines() if "is not the database's" in line]
+            assert len(errors) == 1 and " ERROR " in errors[0], relay.log()
+            assert "buzz_relay_key_retired 1.0" in relay.get("/metrics")[1]
+
+            key_file.write_text(new.secret_hex() + "\n")
+            relay.proc.send_signal(signal.SIGHUP)
+            await asyncio.to_thread(until, lambda: relay.get("/healthz")[0] == 200, "no 200")
+            assert (await join(ws))[2] is True  # the same connection, open all along
+            document = json.loads(relay.get("/", {"Accept": "application/nostr+json"})[1])
+            assert document["self"] == new.pubkey
+            assert "buzz_relay_key_retired 0.0" in relay.get("/metrics")[1]
+
+    asyncio.run(main())
+    assert mem.member_list(cid)["pubkey"] == new.pubkey
+    assert relay.proc.poll() is None
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_an_error_that_is_no_outcome_is_logged_and_counted_by_sqlstate(
+    start_relay: Any, mem: Any, db_url: str
+) -> None:
+    """A write the database refuses with a SQLSTATE the API never raises (here from a
+    trigger an operator's extension might add): the client gets the usual refusal, the log
+    one line with the SQLSTATE and message, /metrics a count under that SQLSTATE."""
+    owner = Person.new()
+    cid = mem.create_community(f"errors-{secrets.token_hex(3)}.example.org", owner.pubkey)
+    cid = cid.details["community_id"]
+    mem.set_join_policy(cid, "open")
+    with psycopg.connect(db_url, autocommit=True) as su:
+        su.execute(
+            "CREATE FUNCTION public.refuse_members() RETURNS trigger LANGUAGE plpgsql AS"
+            " $$BEGIN RAISE EXCEPTION 'no more members today' USING ERRCODE = '58030'; END$$"
+        )
+        su.execute(
+            "CREATE TRIGGER refuse BEFORE INSERT ON buzz_private.relay_members"
+            " FOR EACH ROW EXECUTE FUNCTION public.refuse_members()"
+        )
+    relay = start_relay("--community", str(cid))
+
+    async def join() -> list[Any]:
+        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
+            await ws.receive(timeout=10)  # the AUTH challenge
+            event = signed(Person.new().secret, 28934, [])
+            await ws.send_str(json.dumps(["EVENT", event]))
+            while True:
+                answer = json.loads((await ws.receive(timeout=10)).data)
+                if answer[0] == "OK" and answer[1] == event["id"]:
+                    return answer
+
+    answer = asyncio.run(join())
+    assert answer[2:] == [False, "error: the database could not record it; try again"]
+    lines = [line for line in relay.log().splitlines() if "SQLSTATE 58030" in line]
+    assert len(lines) == 1 and "no more members today" in lines[0], relay.log()
+    assert 'buzz_relay_database_errors_total{sqlstate="58030"} 1.0' in relay.get("/metrics")[1]
+    assert str(cid) not in answer[3]
+
+
+# --------------------------------------------------------------------------- logs and systemd
+
+
+def test_json_logs_a_line_per_request_connection_and_write(
+    start_relay: Any, mem: Any, tmp_path: Path
+) -> None:
+    owner = Person.new()
+    cid = mem.create_community(f"logs-{secrets.token_hex(3)}.example.org", owner.pubkey)
+    cid = cid.details["community_id"]
+    mem.set_join_policy(cid, "open")
+    relay = start_relay("--community", str(cid), env={"BUZZ_RELAY_LOG_FORMAT": "json"})
+    assert relay.get("/", {"Accept": "application/nostr+json"})[0] == 200
+    joiner = Person.new()
+
+    async def join() -> None:
+        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
+            await ws.receive(timeout=10)  # the AUTH challenge
+            event = signed(joiner.secret, 28934, [])
+            await ws.send_str(json.dumps(["EVENT", event]))
+            while json.loads((await ws.receive(timeout=10)).data)[0] != "OK":
+                pass
+
+    asyncio.run(join())
+    deadline = time.monotonic() + 10
+    while "websocket closed" not in relay.log():
+        assert time.monotonic() < deadline, relay.log()
+        time.sleep(0.05)
+    lines = [json.loads(line) for line in relay.log().splitlines()]  # every line is JSON
+    assert all({"time", "level", "logger", "message"} <= line.keys() for line in lines)
+    http_lines = [x for x in lines if x["logger"] == "buzz_relay.http"]
+    assert any(x["message"] == "GET / 200" and x["address"] == "127.0.0.1" for x in http_lines)
+    assert any(x["message"].startswith("GET /healthz") for x in http_lines)
+    opened = [x for x in lines if x["message"] == "websocket opened"]
+    closed = [x for x in lines if x["message"] == "websocket closed"]
+    assert len(opened) == len(closed) == 1 and closed[0]["address"] == "127.0.0.1", lines
+    assert closed[0]["received"] == 1 and closed[0]["sent"] == 2  # AUTH, then OK
+    assert isinstance(closed[0]["seconds"], float)
+    writes = [x for x in lines if x["message"] == "request_membership: joined"]
+    assert len(writes) == 1 and writes[0]["level"] == "info" and "ms" in writes[0], [
+        x["message"] for x in lines
+    ]
+    assert joiner.secret not in relay.log()
+
+
+def test_the_systemd_unit_and_its_environment_file(tmp_path: Path) -> None:
+    """contrib/buzz-relay.service passes `systemd-analyze verify` (with ExecStart pointed at
+    this checkout's buzz-relay, since /opt/buzz is not installed here) and has what SPEC
+    section 10 names; every variable of contrib/buzz-relay.env is one buzz-relay reads."""
+    unit = (REPO / "contrib" / "buzz-relay.service").read_text()
+    settings = dict(
+        line.split("=", 1) for line in unit.splitlines() if "=" in line and line[0] != "#"
+    )
+    assert settings["ExecStart"] == "/opt/buzz/bin/buzz-relay"
+    assert settings["ExecReload"] == "/bin/kill -HUP $MAINPID"
+    assert settings["KillMode"] == "mixed" and int(settings["TimeoutStopSec"]) > 15
+    assert int(settings["LimitNOFILE"]) >= 65536
+    assert settings["EnvironmentFile"] == "/etc/buzz/buzz-relay.env"
+    here = tmp_path / "buzz-relay.service"
+    here.write_text(unit.replace("/opt/buzz/bin/buzz-relay", str(BIN / "buzz-relay")))
+    verified = subprocess.run(
+        ["systemd-analyze", "verify", str(here)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert verified.returncode == 0 and not verified.stderr.strip(), verified
+
+    variables = {
+        line.split("=", 1)[0].lstrip("#")
+        for line in (REPO / "contrib" / "buzz-relay.env").read_text().splitlines()
+        if "=" in line and not line.startswith("# ")
+    }
+    read = {p.envvar for p in relay_cli.main.params} | {"DATABASE_URL"}
+    assert variables and variables <= read, variables - read
+    assert "BUZZ_RELAY_KEY_FILE" in variables and "BUZZ_RELAY_SECRET_KEY" not in variables

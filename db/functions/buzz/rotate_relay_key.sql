@@ -5,6 +5,7 @@
 -- transaction. Returns how many it marked. Call
 -- it again, each time in a transaction of its own, until it returns 0.
 -- Waits for every transaction that prepared with the old key: none commits after this does.
+-- At COMMIT, NOTIFY buzz_relay_key with the new key (relay processes check theirs).
 -- Locks: the relay-key lock exclusive, then the marked communities FOR KEY SHARE.
 -- Raises: BZIPK, 22023 (p_limit below 1), BZISO.
 -- Executable by buzz_key_admin alone (SPEC §4): a service that writes members cannot re-point
@@ -52,6 +53,8 @@ BEGIN
         ORDER BY c.community_id
         FOR KEY SHARE);
     PERFORM buzz_private.mark_for_list(v_communities, true);
+    -- Heard at COMMIT by every relay process (SPEC section 10): one holding another key says so.
+    PERFORM pg_catalog.pg_notify('buzz_relay_key', v_pubkey);
     RETURN pg_catalog.cardinality(v_communities);
 END
 $$;

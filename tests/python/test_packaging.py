@@ -32,6 +32,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 import urllib.request
 import zipfile
@@ -46,6 +47,7 @@ from psycopg import sql
 from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import url_with_dbname
 from buzz_signer.membership import Membership
+from buzz_signer.migrate import head_revision
 
 REPO = Path(__file__).resolve().parents[2]
 DB = REPO / "db"
@@ -112,6 +114,43 @@ def source_files() -> list[Path]:
     return found
 
 
+def copy_sources(dest: Path, *, with_page: bool) -> None:
+    """The repository's files as a clone has them; and the built page, as scripts/setup
+    leaves it in a checkout, when `with_page`."""
+    for rel in source_files() + (page_assets() if with_page else []):
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO / rel, dest / rel)
+
+
+def sdist_has_the_extension(sdist: Path, where: Path, cwd: Path, env: dict[str, str]) -> None:
+    """The sdist holds the extension's source and how to build it: it compiles, unpacked."""
+    with tarfile.open(sdist) as t:
+        t.extractall(where, filter="data")
+    (top,) = where.iterdir()
+    extension = top / "db" / "extension"
+    assert (extension / "README.md").is_file() and (extension / "buzz_bip340.control").is_file()
+    assert not list(extension.glob("*.so")) and not list(extension.glob("*.o"))
+    made = run(["make", "-C", extension], cwd, env, 300)
+    assert made.returncode == 0, made.stdout + made.stderr
+    assert (extension / "buzz_bip340.so").is_file()
+
+
+def test_no_wheel_without_the_page(tmp_path: Path) -> None:
+    """Built from sources whose page was never built (buzz_signer/web is generated), the
+    wheel is refused, naming the way to build the page, rather than made without it (the
+    check is setup.py's)."""
+    src = tmp_path / "src"
+    copy_sources(src, with_page=False)
+    assert not (src / "buzz_signer" / "web").exists()
+    built = run(
+        [sys.executable, "-m", "build", "--wheel", "-o", tmp_path / "dist", src],
+        tmp_path, clean_env(), 300,
+    )  # fmt: skip
+    assert built.returncode != 0
+    assert "holds no page assets" in built.stdout + built.stderr, built.stdout + built.stderr
+    assert not list(tmp_path.glob("dist/*.whl"))
+
+
 def run(argv: list[str | Path], cwd: Path, env: dict[str, str], timeout: int):
     start = time.monotonic()
     done = subprocess.run(
@@ -163,21 +202,16 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
     assert not is_inside(tmp_path, REPO), "the temporary directory must be outside the checkout"
     began = time.monotonic()
 
-    # 1. The wheel, built from a copy of the sources.
-    src, wheels, venv, elsewhere = (tmp_path / d for d in ("src", "wheels", "venv", "cwd"))
-    for rel in source_files() + page_assets():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(REPO / rel, src / rel)
+    # 1. A release as `python -m build` makes it from a copy of the sources: the sdist, then
+    #    the wheel from the sdist.
+    src, dist, venv, elsewhere = (tmp_path / d for d in ("src", "dist", "venv", "cwd"))
+    copy_sources(src, with_page=True)
     elsewhere.mkdir()
     env = clean_env()
-    built = run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-input", "-w", wheels, src],
-        cwd=elsewhere,
-        env=env,
-        timeout=300,
-    )
+    built = run([sys.executable, "-m", "build", "-o", dist, src], elsewhere, env, 300)
     assert built.returncode == 0, built.stdout + built.stderr
-    (wheel,) = wheels.glob("buzz_membership-*.whl")
+    (wheel,) = dist.glob("buzz_membership-*.whl")
+    (sdist,) = dist.glob("buzz_membership-*.tar.gz")
     with zipfile.ZipFile(wheel) as z:
         in_wheel = {
             n.removeprefix("buzz_signer/db/")
@@ -188,6 +222,7 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
     assert shipped_files() <= in_wheel, sorted(shipped_files() - in_wheel)
     assert not [n for n in in_wheel if "__pycache__" in n or n.endswith(".pyc")]
     assert web_in_wheel == {p.as_posix() for p in page_assets()}
+    sdist_has_the_extension(sdist, tmp_path / "unpacked", elsewhere, env)
 
     # 2. A new virtualenv outside the checkout, with the wheel and its dependencies.
     made = run([sys.executable, "-m", "venv", "--without-pip", venv], elsewhere, env, 120)
@@ -211,18 +246,16 @@ def test_installed_wheel_migrates_a_new_database(tmp_path: Path, scratch_db: str
     assert where["alembic_ini"] is None, where
     assert not [p for p in where["sys_path"] if p and is_inside(p, REPO)], where
 
-    # 4. buzz-admin migrate, from elsewhere, on the new database.
+    # 4. buzz-admin migrate, from elsewhere, on the new database; the version of both tools.
     migrated = run(
         [bindir / "buzz-admin", "migrate"], elsewhere, {**env, "DATABASE_URL": scratch_db}, 300
     )
     assert migrated.returncode == 0, migrated.stdout + migrated.stderr
-    assert "-> " in migrated.stdout, migrated.stdout
-
-    from alembic.script import ScriptDirectory
-
-    from buzz_signer.migrate import alembic_config
-
-    head = ScriptDirectory.from_config(alembic_config(scratch_db)).get_current_head()
+    head = head_revision()
+    assert migrated.stdout.strip() == f"empty -> {head}", migrated.stdout
+    for tool in ("buzz-admin", "buzz-relay"):
+        said = run([bindir / tool, "--version"], elsewhere, env, 60)
+        assert said.stdout.strip() == f"{tool}, version {wheel.name.split('-')[1]}", said
     with psycopg.connect(scratch_db) as c:
         assert c.execute("SELECT to_regnamespace('buzz') IS NOT NULL").fetchone() == (True,)
         assert c.execute(

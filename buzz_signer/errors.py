@@ -17,8 +17,6 @@ class BuzzError(Exception):
     """An error raised by the membership database (or by this layer for it)."""
 
     sqlstate: str | None = None
-    # Set once the relay has logged and counted it (relay/backend.py): once, not per layer.
-    reported: bool = False
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)

@@ -157,9 +157,8 @@ class DatabaseBackend:
         """An error that is neither an outcome the API documents nor the caller's input
         (SPEC section 10): logged with its SQLSTATE and message, counted by SQLSTATE."""
         error = from_psycopg(exc) if isinstance(exc, psycopg.Error) else exc
-        if type(error) is not DatabaseFailure or error.sqlstate is None or error.reported:
+        if type(error) is not DatabaseFailure or error.sqlstate is None:
             return
-        error.reported = True
         log.warning("the database refused a request: SQLSTATE %s: %s", error.sqlstate, error)
         self.on_database_error(error.sqlstate)
 
@@ -305,7 +304,8 @@ class DatabaseBackend:
             raise RelayKeyMismatch("this relay holds a retired key")
 
     def recheck_key(self) -> None:
-        """The database refused our key (BZKEY): read its key, once at a time."""
+        """Read the database's key again (after a BZKEY, a rotation's NOTIFY, the LISTEN
+        connection's return), one read at a time."""
         if self._checking_key is None or self._checking_key.done():
             self._checking_key = asyncio.create_task(self.check_key())
 

@@ -17,15 +17,14 @@ from typing import Any
 import psycopg
 import pytest
 
-pytest.register_assert_rewrite("fixtures_membership", "test_cli")
+pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
+from cli_runner import Cli, InProcess, expect, live, npub
 from fixtures_membership import Community, members_of, new_pubkey
-from test_cli import Cli, InProcess, cli, expect, fast, live, npub
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 
-pytest_plugins = ("fixtures_membership",)
-__all__ = ["cli", "fast"]  # fixtures, imported so that pytest finds them here
+pytest_plugins = ("fixtures_membership", "cli_runner")
 
 
 def listed(reader: Membership, cid: Any) -> set[str]:

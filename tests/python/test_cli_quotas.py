@@ -18,17 +18,16 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("fixtures_membership", "test_cli")
+pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
+from cli_runner import BUZZ_ADMIN, REPO, TIMEOUT, Cli, InProcess, expect, npub
+from db_roles import as_role
 from fixtures_membership import Community, members_of, new_pubkey
-from test_cli import BUZZ_ADMIN, REPO, TIMEOUT, Cli, InProcess, cli, expect, fast, npub
-from test_security import as_role, login_role
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nostr import KIND_REMOVE_USER
 
-pytest_plugins = ("fixtures_membership",)
-__all__ = ["cli", "fast", "login_role"]  # fixtures, imported so that pytest finds them here
+pytest_plugins = ("fixtures_membership", "cli_runner", "db_roles")
 
 
 def a_tree(mem: Membership, community: Community) -> dict[str, str]:

@@ -20,29 +20,26 @@ import psycopg
 import pytest
 from psycopg import sql
 
-pytest.register_assert_rewrite("fixtures_membership", "test_cli")
-from fixtures_membership import Community, new_host, new_pubkey
-from test_cli import (
+pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
+from cli_runner import (
     Cli,
     InProcess,
     Run,
-    _drop_watcher,
-    _read_line,
-    _wait_listening,
     as_replica,
-    cli,
+    drop_watcher,
     expect,
-    fast,
     live,
     npub,
+    read_line,
+    wait_listening,
 )
+from fixtures_membership import Community, new_host, new_pubkey
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nostr import compute_id, verify_event
 
-pytest_plugins = ("fixtures_membership",)
-__all__ = ["cli", "fast"]  # fixtures, imported so that pytest finds them here
+pytest_plugins = ("fixtures_membership", "cli_runner")
 
 BASE = ("owner", "admin", "member")
 
@@ -705,21 +702,21 @@ def test_watch_prints_role_events_as_they_commit_and_after_a_reconnect(
     dbname = su.execute("SELECT current_database()").fetchone()[0]
     watcher = cli.popen("-c", host, "watch", "--count", "6", "--json", "--timeout", "90")
     try:
-        _wait_listening(watcher)
+        wait_listening(watcher)
         defined = cli("-c", host, "role", "define", "mods", "--label", "Mods", "--json").json()
-        seen = json.loads(_read_line(watcher, "stdout"))
+        seen = json.loads(read_line(watcher, "stdout"))
         assert (seen["kind"], seen["role"], seen["id"]) == (33534, "mods", defined["event_id"])
         assert seen["event"] == defined["event"] and seen["after_reconnect"] is False
         assert seen["community"] == {"id": str(cid), "host": host}
         assert seen["created_at"] == defined["event"]["created_at"]
 
         assigned = cli("-c", host, "role", "assign", alice, "mods", "--json").json()
-        seen = json.loads(_read_line(watcher, "stdout"))
+        seen = json.loads(read_line(watcher, "stdout"))
         assert (seen["kind"], seen["id"]) == (13534, assigned["list_id"])
 
         # Deleting a held role: a new list and a kind 5, in either order.
         deleted = cli("-c", host, "role", "delete", "mods", "--json").json()
-        two = [json.loads(_read_line(watcher, "stdout")) for _ in range(2)]
+        two = [json.loads(read_line(watcher, "stdout")) for _ in range(2)]
         by_kind = {s["kind"]: s for s in two}
         assert by_kind[13534]["id"] == deleted["list_id"]
         assert (by_kind[5]["role"], by_kind[5]["event"]) == ("mods", deleted["event"])
@@ -730,17 +727,17 @@ def test_watch_prints_role_events_as_they_commit_and_after_a_reconnect(
             sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS false").format(sql.Identifier(dbname))
         )
         try:
-            _drop_watcher(su)
-            assert "connection lost" in _read_line(watcher, "stderr")
+            drop_watcher(su)
+            assert "connection lost" in read_line(watcher, "stderr")
             missed = mem.define_role(cid, "vip", "VIP")
             missed_gone = mem.define_role(cid, "mods", "Back")  # its deletion is replaced
-            assert "connection lost" in _read_line(watcher, "stderr")
+            assert "connection lost" in read_line(watcher, "stderr")
         finally:
             admin.execute(
                 sql.SQL("ALTER DATABASE {} ALLOW_CONNECTIONS true").format(sql.Identifier(dbname))
             )
             admin.close()
-        caught = [json.loads(_read_line(watcher, "stdout")) for _ in range(2)]
+        caught = [json.loads(read_line(watcher, "stdout")) for _ in range(2)]
         assert [(s["role"], s["kind"], s["after_reconnect"]) for s in caught] == [
             ("mods", 33534, True),
             ("vip", 33534, True),
@@ -764,7 +761,7 @@ def test_watch_role_events_in_words_and_lists_only(
     mem.add_relay_member(cid, alice)
     watcher = cli.popen("-c", host, "watch", "--count", "2", "--timeout", "60")
     try:
-        assert f"listening for lists and role events of {host}" in _read_line(watcher, "stderr")
+        assert f"listening for lists and role events of {host}" in read_line(watcher, "stderr")
         defined = cli("-c", host, "role", "define", "mods", "--label", 'The "Mods"', "--json")
         deleted = cli("-c", host, "role", "delete", "mods", "--json")
         out, err = watcher.communicate(timeout=30)
@@ -782,7 +779,7 @@ def test_watch_role_events_in_words_and_lists_only(
     # --lists-only: role events are not printed (nor counted).
     watcher = cli.popen("-c", host, "watch", "--count", "1", "--lists-only", "--timeout", "60")
     try:
-        assert f"listening for lists of {host}" in _read_line(watcher, "stderr")
+        assert f"listening for lists of {host}" in read_line(watcher, "stderr")
         cli("-c", host, "role", "define", "vip", "--label", "VIP")
         assigned = cli("-c", host, "role", "assign", alice, "vip", "--json").json()
         out, err = watcher.communicate(timeout=30)

@@ -21,7 +21,6 @@ import datetime as dt
 import json
 import os
 import re
-import secrets
 import stat
 import subprocess
 import sys
@@ -30,7 +29,7 @@ import time
 import traceback
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,8 @@ import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-pytest.register_assert_rewrite("fixtures_membership")
+pytest.register_assert_rewrite("fixtures_membership", "db_roles")
+from db_roles import as_role
 from fixtures_membership import (
     Community,
     assert_list_event,
@@ -53,7 +53,7 @@ from buzz_signer.errors import BuzzError
 from buzz_signer.keys import InvalidKey, RelayKey
 from buzz_signer.membership import Membership, MembershipWrite
 
-pytest_plugins = ("fixtures_membership",)
+pytest_plugins = ("fixtures_membership", "db_roles")
 
 REPO = Path(__file__).resolve().parents[2]
 READ_FUNCTIONS = frozenset(
@@ -88,49 +88,6 @@ WHERE locktype = 'advisory' AND objsubid = 1
 
 
 # ----------------------------------------------------------------------------- helpers
-
-
-@pytest.fixture
-def login_role(servers: list[str], db_url: str) -> Iterator[Callable[..., str]]:
-    """make(*roles) -> the name of a new LOGIN role, member of `roles`; dropped after the test
-    (with everything it owns in the test database). On a cluster, a role of every node's."""
-    made: list[str] = []
-
-    def make(*member_of: str) -> str:
-        name = f"buzz_sec_{os.getpid()}_{secrets.token_hex(4)}"
-        stmt = sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(name))
-        if member_of:
-            stmt = sql.SQL("{} IN ROLE {}").format(
-                stmt, sql.SQL(", ").join(map(sql.Identifier, member_of))
-            )
-        for url in servers:
-            with psycopg.connect(url, autocommit=True) as c:
-                c.execute(stmt)
-        made.append(name)
-        return name
-
-    yield make
-    errors = []
-    for name in made:
-        try:
-            with psycopg.connect(db_url, autocommit=True) as c:
-                c.execute(
-                    "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
-                    " WHERE usename = %s",
-                    (name,),
-                )
-                c.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(name)))
-            for url in servers:
-                with psycopg.connect(url, autocommit=True) as c:
-                    c.execute(sql.SQL("DROP ROLE IF EXISTS {}").format(sql.Identifier(name)))
-        except psycopg.Error as exc:  # pragma: no cover - reported, the others still dropped
-            errors.append(f"{name}: {exc}")
-    assert not errors, errors
-
-
-def as_role(db_url: str, role: str) -> str:
-    """The test database's URL for LOGIN role `role` (the local cluster trusts local users)."""
-    return make_conninfo(db_url, user=role)
 
 
 def sqlstate(call: Callable[[], Any]) -> str | None:

@@ -3,8 +3,7 @@ click's runner in the test's process (`InProcess`, fixture `fast`), against the 
 database and relay key; what a run said (`Run`, `expect`); and the helpers of the tests that
 watch a running `buzz-admin watch`.
 
-Test modules take what they need from here, and name `cli_runner` in
-`pytest.register_assert_rewrite` before importing it.
+Test modules load its fixtures with pytest_plugins and import the rest.
 """
 
 from __future__ import annotations

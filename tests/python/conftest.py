@@ -39,6 +39,14 @@ import pytest
 if TYPE_CHECKING:
     import psycopg
 
+# The helper modules the test modules share (fixtures and assertions): their asserts are
+# rewritten wherever a test module imports them first.
+pytest.register_assert_rewrite(
+    "cli_runner", "db_roles", "fixtures_membership", "gate_fixtures", "nip86_node",
+    "node_clients", "page_browser", "processes", "relay_client", "relay_fixtures", "sdk_client",
+    "sessions", "wire_client",
+)  # fmt: skip
+
 pytest_plugins = ["secret_watch"]
 
 REPO = Path(__file__).resolve().parents[2]

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from relay_fixtures import Person
 
 NODE_DIR = Path(__file__).resolve().parents[1] / "node"
+NIP43_SCRIPT = NODE_DIR / "nip43_client.mjs"  # nostr-tools, as Jumble speaks NIP-43
 RUN_TIMEOUT = 60.0
 
 
@@ -195,3 +197,26 @@ def tag_of(event: dict[str, Any], name: str) -> list[str]:
 
 def named(event: dict[str, Any]) -> set[str]:
     return {t[1] for t in event["tags"] if t[0] == "member"}
+
+
+@pytest.fixture(scope="session")
+def node_client() -> list[str]:
+    """The command that runs the client script, its modules installed (npm ci) if missing."""
+    return [node_with("nostr-tools", "ws"), str(NIP43_SCRIPT)]
+
+
+def run_client(
+    command: list[str],
+    relay: Any,
+    keys: dict[str, Person],
+    steps: Sequence[dict[str, Any]],
+    pauses: Sequence[Callable[[Run], None]] = (),
+) -> Run:
+    """Run one scenario in one node process; at the i-th pause, call pauses[i] and go on."""
+    run = run_scenario(command, relay, keys, steps, pauses)
+    # Every event the relay sent passed nostr-tools' verification (else: invalid_event), and
+    # verifies again on a fresh copy.
+    assert not run.where("invalid_event"), run
+    assert all(x["verify"] is True for x in run.where("event")), run
+    assert not run.where("notice"), run
+    return run

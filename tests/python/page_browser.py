@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import new_pubkey
 from playwright.sync_api import (
     Browser,
@@ -30,7 +28,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from relay_fixtures import Person, RelayProcess
+from relay_fixtures import Person, Relay, RelayProcess
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
@@ -382,3 +380,32 @@ class ListFeed:
     def send(self, frame: str) -> None:
         assert len(self._sockets) == 1, "the page opened more than one websocket"
         self._sockets[0].send(frame)
+
+
+def open_desk(visit, relay: Relay, person: Person, count: int = 3, **options: Any) -> Visit:
+    """`person`'s page, logged in with their signer, the desk shown and its lists loaded."""
+    v = visit(relay.process, **options)
+    nip07_signer(v.context, person)
+    page = v.open()
+    expect_verified(page, count)
+    page.click("#login")
+    expect(page.locator("#desk")).to_be_visible()
+    # The first lists are in: every read the desk makes is drawn.
+    expect(page.locator("#desk-role-list li")).not_to_have_count(0)
+    return v
+
+
+def expect_said(page: Page, panel: str, outcome: str, words: str | re.Pattern[str]) -> None:
+    """The panel's status says `words` (a substring, or a pattern) with that outcome."""
+    status = page.locator(f"#desk-{panel}-status")
+    expect(status).to_have_attribute("role", "status")
+    expect(status).to_have_attribute("data-outcome", outcome)
+    expect(status).to_contain_text(words)
+
+
+def confirm(page: Page, yes: bool = True) -> None:
+    """Answers the page's own confirmation (a <dialog>, not window.confirm)."""
+    dialog = page.locator("#desk-confirm")
+    expect(dialog).to_be_visible()
+    page.click("#desk-confirm-yes" if yes else "#desk-confirm-no")
+    expect(dialog).to_be_hidden()

@@ -421,3 +421,48 @@ class Stage:
             call.join()  # its outcome is the test's business
         for conn in self._conns:
             conn.close()
+
+
+# buzz_private.lock_bans: advisory (5, hashtext(community_id::text)) in the two-integer space
+# (docs/operations.md), which pg_locks shows as classid, objid (an oid: the hash unsigned) and
+# objsubid 2.
+BAN_LOCK_CLASS = 5
+
+
+def ban_lock_waiters(observer: psycopg.Connection, community: Any) -> list[int]:
+    """The sessions waiting for the community's ban lock."""
+    source = "global_pid FROM citus_locks" if CITUS else "pid FROM pg_locks"
+    # citus_locks gives each node's own database oid: the key alone names the community there.
+    this_database = (
+        ""
+        if CITUS
+        else " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+    )
+    return [
+        r[0]
+        for r in observer.execute(
+            f"SELECT DISTINCT {source}"
+            " WHERE locktype = 'advisory' AND objsubid = 2 AND NOT granted AND classid = %s"
+            " AND objid::bigint = (pg_catalog.hashtext(%s::text)::bigint & 4294967295)"
+            + this_database,
+            (BAN_LOCK_CLASS, str(community)),
+        )
+    ]
+
+
+def assert_waits_for_the_ban_lock(
+    observer: psycopg.Connection, wait: Wait, pid: int, community: Any, mode: str, function: str
+) -> None:
+    """`pid`'s wait is for the community's ban lock, in `mode`, from a call of `function`."""
+    assert wait.locktype == "advisory" and wait.mode == mode, wait
+    assert wait.advisory_key is None, wait  # not a list lock (those are bigint keys)
+    assert function in wait.query, wait
+    assert ban_lock_waiters(observer, community) == [pid]
+
+
+def publish_and_commit(writer: RawWriter) -> list[dict[str, Any]]:
+    """Prepare, sign, insert and commit the held transaction: its signed events."""
+    writer.prepare()
+    events = writer.sign_and_insert()
+    writer.commit()
+    return events

@@ -7,10 +7,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from psycopg_pool import AsyncConnectionPool
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import Community, assert_live_list, members_of, new_pubkey, state
+from psycopg_pool import AsyncConnectionPool
 
 from buzz_signer.errors import CommunityNotFound, InvalidPubkey
 from buzz_signer.keys import RelayKey

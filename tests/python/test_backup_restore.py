@@ -15,10 +15,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from ports import free_port
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import Community, assert_live_list, new_host, new_pubkey
+from ports import free_port
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.localdb import LocalCluster

@@ -20,8 +20,6 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import CITUS, local_citus
-
-pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
 from sessions import (
     Background,
@@ -501,7 +499,7 @@ def test_a_worker_killed_during_writes_loses_no_committed_write(db_url, mem, su,
     two-phase commits it coordinated (recover_prepared_transactions). Then every member whose
     write returned is there, a write that failed is there with its list or not at all (drift
     is empty), every live list verifies, and no prepared transaction is left."""
-    from test_faults import children_of, gone
+    from processes import children_of, gone
 
     first = mem.create_community(new_host(), new_pubkey()).details["community_id"]
     communities = [first, community_on_another_worker(mem, su, first)] + [

@@ -21,9 +21,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
 from cli_runner import (
     BUZZ_ADMIN,
     TIMEOUT,
@@ -39,6 +36,7 @@ from cli_runner import (
     wait_listening,
 )
 from fixtures_membership import Community, members_of, new_host, new_pubkey
+from psycopg import sql
 from sessions import ListLockHolder, list_lock_waiters
 
 from buzz_signer.keys import RelayKey

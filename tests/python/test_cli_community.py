@@ -15,9 +15,6 @@ import secrets
 from typing import Any
 
 import psycopg
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
 from cli_runner import Cli, InProcess, expect, live, npub
 from fixtures_membership import Community, members_of, new_pubkey
 

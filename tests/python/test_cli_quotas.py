@@ -16,9 +16,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
 from cli_runner import BUZZ_ADMIN, REPO, TIMEOUT, Cli, InProcess, expect, npub
 from db_roles import as_role
 from fixtures_membership import Community, members_of, new_pubkey

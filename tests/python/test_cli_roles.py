@@ -17,10 +17,6 @@ from contextlib import redirect_stdout
 from typing import Any
 
 import psycopg
-import pytest
-from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership", "cli_runner")
 from cli_runner import (
     Cli,
     InProcess,
@@ -34,6 +30,7 @@ from cli_runner import (
     wait_listening,
 )
 from fixtures_membership import Community, new_host, new_pubkey
+from psycopg import sql
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership

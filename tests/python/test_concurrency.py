@@ -31,9 +31,6 @@ from functools import partial
 from typing import Any
 
 import psycopg
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import (
     assert_list_event,
     assert_live_list,

@@ -40,9 +40,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from ports import free_port
-
-pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import (
     assert_list_event,
     assert_live_list,
@@ -53,6 +50,8 @@ from fixtures_membership import (
     state,
     verify_both,
 )
+from ports import free_port
+from processes import children_of, gone
 from sessions import backend_pid, blocking_pids, global_pid, list_lock_holders, session_alive
 
 from buzz_signer.errors import BuzzError, ListTooFarAhead
@@ -584,31 +583,10 @@ def set_sync_standby(url: str, su: psycopg.Connection, names: str) -> None:
     wait_until(applied, "the configuration reload")
 
 
-def _proc_state(pid: int) -> tuple[str, int] | None:
-    """(state, parent pid) of a process, None if it does not exist."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    fields = stat.rsplit(")", 1)[1].split()
-    return fields[0], int(fields[1])
 
 
-def children_of(pid: int) -> list[int]:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            st = _proc_state(int(d.name))
-            if st and st[1] == pid:
-                out.append(int(d.name))
-    return out
 
 
-def gone(pid: int) -> bool:
-    """No such process, not even a zombie: PostgreSQL's lock files name the old postmaster's
-    pid, and a new postmaster refuses to start while kill(pid, 0) finds it (a zombie counts
-    until its new parent, init, reaps it)."""
-    return _proc_state(pid) is None
 
 
 @dataclass

@@ -56,10 +56,8 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import copy_of_template
-from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import expected_tags, new_pubkey
+from psycopg import sql
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership

@@ -16,8 +16,6 @@ import uuid
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import assert_live_list, assert_user_events, members_of, new_pubkey
 
 from buzz_signer.errors import InvalidParameter, InvalidRole, InviteQuotaExhausted

@@ -13,8 +13,6 @@ from typing import Any, NamedTuple
 import psycopg
 import pytest
 from conftest import ONE_COMMUNITY_PER_TRANSACTION, PLAIN_SQL_WRITES, params
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
     Community,
     TamperingConnection,

@@ -14,8 +14,6 @@ from typing import Any
 
 import psycopg
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import assert_live_list, members_of, new_pubkey
 
 from buzz_signer.errors import CommunityNotFound

@@ -11,10 +11,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import TamperingConnection, new_host, new_pubkey
+from psycopg import sql
 
 from buzz_signer.errors import BuzzError, translated
 from buzz_signer.keys import RelayKey

@@ -19,9 +19,6 @@ import nostr_sdk
 import psycopg
 import pytest
 from conftest import ONE_COMMUNITY_PER_TRANSACTION, PLAIN_SQL_WRITES, params
-from psycopg.types.string import TextLoader
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import (
     Community,
     assert_live_list,
@@ -36,6 +33,7 @@ from fixtures_membership import (
     state,
     verify_both,
 )
+from psycopg.types.string import TextLoader
 
 from buzz_signer.errors import CommunityArchived
 from buzz_signer.membership import Membership, MembershipWrite

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import CITUS
+from fixtures_membership import expected_tags, live_text, new_pubkey
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.database import DirectoryBasedExampleDatabase
@@ -44,9 +44,6 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-
-pytest.register_assert_rewrite("fixtures_membership")
-from fixtures_membership import expected_tags, live_text, new_pubkey
 
 from buzz_signer import citus
 from buzz_signer.errors import BuzzError, CommunityArchived, CommunityNotFound

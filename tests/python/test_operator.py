@@ -22,8 +22,6 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from relay_client import signed
 from relay_fixtures import Person
 

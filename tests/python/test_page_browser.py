@@ -25,8 +25,6 @@ import os
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "page_browser")
 from fixtures_membership import new_host, new_pubkey
 from page_browser import (
     COUNT_HISTORY_JS,

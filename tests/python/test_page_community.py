@@ -9,9 +9,6 @@ this is the story across them, each person in their own browser context with the
 
 from __future__ import annotations
 
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "page_browser")
 from page_browser import expect_shown, expect_verified, nip07_signer
 from playwright.sync_api import expect
 from relay_fixtures import Person, Relay

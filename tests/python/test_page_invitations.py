@@ -16,23 +16,20 @@ import os
 import re
 from typing import Any
 
-import pytest
-
-pytest.register_assert_rewrite(
-    "fixtures_membership", "relay_fixtures", "page_browser", "test_page_desk"
-)
 from page_browser import (
     REPO,
     Visit,
+    confirm,
+    expect_said,
     expect_shown,
     expect_verified,
     nip07_signer,
     no_horizontal_overflow,
+    open_desk,
     tab_to,
 )
 from playwright.sync_api import Page, expect
 from relay_fixtures import Person, Relay
-from test_page_desk import confirm, expect_said, open_desk
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures", "page_browser")
 

@@ -15,8 +15,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "page_browser")
 from page_browser import (
     Visit,
     expect_shown,

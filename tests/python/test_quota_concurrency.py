@@ -20,11 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "sessions", "test_ban_concurrency")
 from fixtures_membership import assert_live_list, members_of, new_pubkey
-from sessions import Stage, Wait, backend_pid, wait_until_blocked
-from test_ban_concurrency import assert_waits_for_the_ban_lock, publish_and_commit
+from sessions import (
+    Stage,
+    Wait,
+    assert_waits_for_the_ban_lock,
+    backend_pid,
+    publish_and_commit,
+    wait_until_blocked,
+)
 
 from buzz_signer.errors import InviteQuotaExhausted
 from buzz_signer.membership import Membership

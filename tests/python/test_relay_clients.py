@@ -23,8 +23,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of
 from node_clients import (
     NODE_DIR,

@@ -16,8 +16,6 @@ import uuid
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey
 from relay_client import backend_on, nip98_header
 from relay_fixtures import Person

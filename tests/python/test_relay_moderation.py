@@ -31,25 +31,23 @@ import aiohttp
 import psycopg
 import pytest
 from aiohttp import web as aio_web
-from psycopg.conninfo import conninfo_to_dict
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "nip86_node")
 from fixtures_membership import members_of, new_pubkey
+from gate_fixtures import Gated, upstream_events, wire
 from nip86_node import call, refused, rpc, send
-from node_clients import pause
+from node_clients import auth as tools_auth
+from node_clients import connect, pause, publish, req, run_client
 from ports import free_port
+from psycopg.conninfo import conninfo_to_dict
 from relay_client import signed as wire_signed
 from relay_fixtures import Person
-from test_relay_gate import Gated, open_gate, upstream, upstream_events, wire
-from test_relay_nostr_tools import auth as tools_auth
-from test_relay_nostr_tools import connect, node_client, publish, req, run_client
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.relay.management import DELEGABLE, Management
 from buzz_signer.relay.moderation import Rules, client_address, parse_network
 
-pytest_plugins = ("fixtures_membership", "relay_fixtures", "nip86_node")
-__all__ = ["node_client", "open_gate", "upstream"]  # fixtures, used by name
+pytest_plugins = (
+    "fixtures_membership", "relay_fixtures", "nip86_node", "gate_fixtures", "node_clients"
+)  # fmt: skip
 
 BANNED = "blocked: this event is banned here"
 PROBE_KIND = 20001  # ephemeral (NIP-01): relayed, never stored

@@ -28,11 +28,9 @@ from typing import Any
 import aiohttp
 import psycopg
 import pytest
-from psycopg import sql
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures", "nip86_node")
 from fixtures_membership import assert_live_list, members_of, state, verify_both
 from nip86_node import call, refused, rpc, send
+from psycopg import sql
 from relay_client import signed
 from relay_fixtures import Person
 

@@ -14,12 +14,7 @@ The driver and the steps are tests/python/node_clients.py's.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
 
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import expected_tags, members_of
 from node_clients import (
     NODE_DIR,
@@ -27,41 +22,21 @@ from node_clients import (
     auth,
     connect,
     named,
-    node_with,
     pause,
     publish,
     req,
-    run_scenario,
+    run_client,
     tag_of,
 )
 from relay_fixtures import Person
 
-pytest_plugins = ("fixtures_membership", "relay_fixtures")
+pytest_plugins = ("fixtures_membership", "relay_fixtures", "node_clients")
 
 SCRIPT = NODE_DIR / "nip43_client.mjs"
 
 
-@pytest.fixture(scope="session")
-def node_client() -> list[str]:
-    """The command that runs the client script, its modules installed (npm ci) if missing."""
-    return [node_with("nostr-tools", "ws"), str(SCRIPT)]
 
 
-def run_client(
-    command: list[str],
-    relay: Any,
-    keys: dict[str, Person],
-    steps: Sequence[dict[str, Any]],
-    pauses: Sequence[Callable[[Run], None]] = (),
-) -> Run:
-    """Run one scenario in one node process; at the i-th pause, call pauses[i] and go on."""
-    run = run_scenario(command, relay, keys, steps, pauses)
-    # Every event the relay sent passed nostr-tools' verification (else: invalid_event), and
-    # verifies again on a fresh copy.
-    assert not run.where("invalid_event"), run
-    assert all(x["verify"] is True for x in run.where("event")), run
-    assert not run.where("notice"), run
-    return run
 
 
 # ---------------------------------------------------------------------------- 1. the list

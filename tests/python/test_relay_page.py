@@ -17,8 +17,6 @@ from urllib.parse import quote
 
 import aiohttp
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import new_host
 from relay_fixtures import Person, Relay, RelayProcess
 

@@ -20,14 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey
 from ports import free_port
 from relay_client import signed
 from relay_fixtures import BUZZ_RELAY, Person, RelayProcess
-from test_relay_wire import Socket, connect
+from wire_client import Socket, connect
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership

@@ -13,8 +13,6 @@ import time
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey, state, verify_both
 from relay_client import auth_event, backend_on, session, signed
 from relay_fixtures import Person

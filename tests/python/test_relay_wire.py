@@ -26,23 +26,20 @@ from typing import Any
 import aiohttp
 import psycopg
 import pytest
-from psycopg.conninfo import conninfo_to_dict
-
-pytest.register_assert_rewrite("fixtures_membership", "relay_fixtures")
 from fixtures_membership import members_of, new_host, new_pubkey, verify_both
 from ports import free_port
+from psycopg.conninfo import conninfo_to_dict
 from relay_client import MALFORMED, auth_event, nip98_header, signed
 from relay_fixtures import BUZZ_RELAY, Person, Relay, RelayProcess
 from secret_watch import leaks_in
 from sessions import ListLockHolder, list_lock_waiters
+from wire_client import RECEIVED, Socket, connect
 
 from buzz_signer.membership import Membership
 
 pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
 
-# Every message a test's clients received, scanned for the relay secret after the test.
-RECEIVED: list[str] = []
 
 
 @pytest.fixture(autouse=True)
@@ -52,41 +49,8 @@ def no_secret_in_any_answer() -> Iterator[None]:
     assert leaks_in("\n".join(RECEIVED)) == 0, "an answer holds the relay secret"
 
 
-class Socket:
-    """One client connection: send messages, read answers (parsed), with time-outs."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-
-    async def send(self, *message: Any) -> None:
-        await self.ws.send_str(json.dumps(list(message)))
-
-    async def recv(self, timeout: float = 10) -> list[Any]:
-        msg = await self.ws.receive(timeout=timeout)
-        if msg.type != aiohttp.WSMsgType.TEXT:
-            raise ConnectionError(f"websocket {msg.type.name}: {msg.data!r}")
-        RECEIVED.append(msg.data)
-        return json.loads(msg.data)
-
-    async def until(self, verb: str, timeout: float = 10) -> list[list[Any]]:
-        """Every message up to and including the first with `verb`."""
-        seen = []
-        while True:
-            seen.append(await self.recv(timeout))
-            if seen[-1][0] == verb:
-                return seen
 
 
-async def connect(
-    session: aiohttp.ClientSession, url: str, host: str | None = None
-) -> tuple[Socket, str]:
-    """A connection and its AUTH challenge."""
-    headers = {"Host": host} if host else None
-    ws = await session.ws_connect(url, headers=headers, max_msg_size=0)
-    sock = Socket(ws)
-    verb, challenge = await sock.recv()
-    assert verb == "AUTH"
-    return sock, challenge
 
 
 def live_id(mem: Membership, cid: Any) -> str:

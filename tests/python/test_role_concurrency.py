@@ -25,8 +25,6 @@ import json
 from typing import Any
 
 import pytest
-
-pytest.register_assert_rewrite("fixtures_membership", "sessions")
 from fixtures_membership import new_pubkey, verify_both
 from sessions import (
     Stage,

@@ -35,10 +35,6 @@ from typing import Any
 
 import psycopg
 import pytest
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
-
-pytest.register_assert_rewrite("fixtures_membership", "db_roles")
 from db_roles import as_role
 from fixtures_membership import (
     Community,
@@ -47,6 +43,8 @@ from fixtures_membership import (
     new_pubkey,
     verify_both,
 )
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 from sessions import ListLockHolder, list_lock_holders
 
 from buzz_signer.errors import BuzzError

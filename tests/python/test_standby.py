@@ -15,14 +15,12 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from fixtures_membership import assert_list_event, live_text, members_of, new_host, new_pubkey
 from ports import free_port
 
 from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
-
-pytest.register_assert_rewrite("fixtures_membership")
-from fixtures_membership import assert_list_event, live_text, members_of, new_host, new_pubkey
 
 pytest_plugins = ("fixtures_membership",)
 

@@ -56,8 +56,6 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import CITUS
-
-pytest.register_assert_rewrite("fixtures_membership")
 from fixtures_membership import new_pubkey
 
 from buzz_signer.errors import BuzzError

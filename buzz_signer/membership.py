@@ -177,6 +177,13 @@ class Member(NamedTuple):
     roles: list[str]  # the defined roles held (SPEC §6), ascending
 
 
+class CommunityRow(NamedTuple):
+    community_id: uuid.UUID
+    host: str
+    created_at: dt.datetime
+    archived_at: dt.datetime | None
+
+
 class Drift(NamedTuple):
     community_id: uuid.UUID
     problem: str
@@ -631,6 +638,40 @@ def _drifts(rows: list[tuple[Any, ...]]) -> list[Drift]:
     return [Drift(*r) for r in rows]
 
 
+def _communities(rows: list[tuple[Any, ...]]) -> list[CommunityRow]:
+    return [CommunityRow(*r) for r in rows]
+
+
+def _one_member(rows: list[tuple[Any, ...]]) -> Member | None:
+    return Member(*rows[0]) if rows else None
+
+
+def _tuples(rows: list[tuple[Any, ...]]) -> list[Any]:
+    return list(rows)
+
+
+# One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
+# the role definitions (33534) and deletions (kind 5) since then. Beside each event's text,
+# the single-letter tags a filter can name, read from the small event in SQL at the places
+# SPEC fixes: "p" of an 8000/8001 and "d" of a 33534 (their second tag), "a" and "k" of a
+# kind 5 (its second and third). (A list has none.)
+_EVENTS_TEXT_SINCE = """
+SELECT l::text, NULL, NULL, NULL, NULL
+FROM buzz.member_list(%s) l WHERE l IS NOT NULL AND %s
+UNION ALL
+SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL
+FROM buzz.membership_events(%s, %s) e WHERE %s
+UNION ALL
+SELECT d::text, NULL, d->'tags'->1->>1, NULL, NULL
+FROM buzz.role_definitions(%s) d
+WHERE %s AND (d->>'created_at')::bigint >= %s
+UNION ALL
+SELECT x::text, NULL, NULL, x->'tags'->1->>1, x->'tags'->2->>1
+FROM buzz.role_deletions(%s) x
+WHERE %s AND (x->>'created_at')::bigint >= %s
+"""
+
+
 class _MembershipAPI:
     """The calls of Membership and AsyncMembership, written once over their executors.
 
@@ -736,6 +777,171 @@ class _MembershipAPI:
 
     def member_list_drift(self, community: Community | None = None) -> list[Drift]:
         return self._read(_drifts, "SELECT * FROM buzz.member_list_drift(%s)", community)
+
+    def communities(self) -> list[CommunityRow]:
+        """Every community, by host."""
+        return self._read(_communities, "SELECT * FROM buzz.communities()")
+
+    def relay_member(self, community: Community, pubkey: str) -> Member | None:
+        """One member, by primary key; None for a non-member."""
+        return self._read(_one_member, "SELECT * FROM buzz.relay_member(%s, %s)", community, pubkey)
+
+    def relay_key(self) -> str | None:
+        """The relay key the database records (hex); None before the first write."""
+        return self._read(_first, "SELECT buzz.relay_key()")
+
+    def members_with_invites_left(self, community: Community) -> list[tuple[str, str, str | None, int | None]]:
+        """(pubkey, role, added_by, invites_left) of every member, by pubkey: the invite tree
+        as NIP-86 listinvitetree and the desk show it."""
+        return self._read(
+            _tuples,
+            "SELECT m.pubkey, m.role, m.added_by, buzz.invites_left(%s, m.pubkey)"
+            " FROM buzz.relay_members(%s) m ORDER BY m.pubkey",
+            community,
+            community,
+        )
+
+    # The events as the relay sends them: each as its JSON text, unparsed, with the values of
+    # the single-letter tags a filter can name (relay/backend.py)
+
+    def events_text_since(
+        self,
+        community: Community,
+        since: int,
+        *,
+        with_list: bool = True,
+        with_events: bool = True,
+        with_definitions: bool = True,
+        with_deletions: bool = True,
+    ) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
+        """In one snapshot: the live list, the 8000/8001 events (oldest first), the live role
+        definitions (33534) and role deletions (kind 5) with created_at >= since; each as
+        (text, p, d, a, k)."""
+        c = community
+        return self._read(
+            _tuples,
+            _EVENTS_TEXT_SINCE,
+            *(c, with_list, c, since, with_events, c, with_definitions, since),
+            *(c, with_deletions, since),
+        )
+
+    def membership_events_newest_text(
+        self,
+        community: Community,
+        kinds: Sequence[int] | None,
+        ids: Sequence[str] | None,
+        members: Sequence[str] | None,
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[tuple[str, str | None, str | None, str | None, str | None]]:
+        """buzz.membership_events_newest: one REQ filter's 8000/8001 events, newest first, as
+        (text, p, None, None, None)."""
+        return self._read(
+            _tuples,
+            "SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL"
+            " FROM buzz.membership_events_newest(%s, %s, %s, %s, %s, %s, %s) e",
+            community,
+            None if kinds is None else list(kinds),
+            None if ids is None else list(ids),
+            None if members is None else list(members),
+            since,
+            until,
+            limit,
+        )
+
+    # What relay processes share (SPEC section 9): one statement each, its own transaction
+
+    def take_rate(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
+        return self._read(
+            _first, "SELECT buzz.take_rate(%s, %s, %s, %s)", scope, list(keys), limit, seconds
+        )
+
+    def rate_reached(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
+        return self._read(
+            _first, "SELECT buzz.rate_reached(%s, %s, %s, %s)", scope, list(keys), limit, seconds
+        )
+
+    def accept_auth_event(self, event_id: str, fresh_until: dt.datetime) -> bool:
+        return self._read(_first, "SELECT buzz.accept_auth_event(%s, %s)", event_id, fresh_until)
+
+    # Moderation behind the gate (changes no member): one statement each
+
+    def ban_event(
+        self, community: Community, event_id: str, reason: str | None, banned_by: str | None
+    ) -> str:
+        return self._read(
+            _first, "SELECT buzz.ban_event(%s, %s, %s, %s)", community, event_id, reason, banned_by
+        )
+
+    def unban_event(self, community: Community, event_id: str) -> str:
+        return self._read(_first, "SELECT buzz.unban_event(%s, %s)", community, event_id)
+
+    def banned_events(self, community: Community) -> list[tuple[str, str | None]]:
+        return self._read(
+            _tuples, "SELECT event_id, reason FROM buzz.banned_events(%s)", community
+        )
+
+    def allow_kind(self, community: Community, kind: int) -> str:
+        return self._read(_first, "SELECT buzz.allow_kind(%s, %s)", community, kind)
+
+    def disallow_kind(self, community: Community, kind: int) -> str:
+        return self._read(_first, "SELECT buzz.disallow_kind(%s, %s)", community, kind)
+
+    def clear_kind_rule(self, community: Community, kind: int) -> str:
+        return self._read(_first, "SELECT buzz.clear_kind_rule(%s, %s)", community, kind)
+
+    def kind_rules(self, community: Community) -> list[tuple[int, bool]]:
+        return self._read(_tuples, "SELECT kind, allowed FROM buzz.kind_rules(%s)", community)
+
+    def block_ip(
+        self, community: Community, network: str, reason: str | None, blocked_by: str | None
+    ) -> str:
+        return self._read(
+            _first,
+            "SELECT buzz.block_ip(%s, %s::inet, %s, %s)",
+            community,
+            network,
+            reason,
+            blocked_by,
+        )
+
+    def unblock_ip(self, community: Community, network: str) -> str:
+        return self._read(_first, "SELECT buzz.unblock_ip(%s, %s::inet)", community, network)
+
+    def blocked_ips(self, community: Community) -> list[tuple[Any, str | None]]:
+        return self._read(_tuples, "SELECT address, reason FROM buzz.blocked_ips(%s)", community)
+
+    def assign_method(
+        self, community: Community, pubkey: str, method: str, assigned_by: str | None
+    ) -> str:
+        return self._read(
+            _first,
+            "SELECT buzz.assign_method(%s, %s, %s, %s)",
+            community,
+            pubkey,
+            method,
+            assigned_by,
+        )
+
+    def unassign_method(self, community: Community, pubkey: str, method: str) -> str:
+        return self._read(
+            _first, "SELECT buzz.unassign_method(%s, %s, %s)", community, pubkey, method
+        )
+
+    def method_assignees(self, community: Community) -> list[tuple[str, str]]:
+        """(pubkey, method) of every assignment, by pubkey and method."""
+        return self._read(
+            _tuples, "SELECT pubkey, method FROM buzz.method_assignees(%s)", community
+        )
+
+    def moderation_rules(self, community: Community | None) -> list[tuple[uuid.UUID, str, str]]:
+        """(community, rule, subject) of one community's rules, or every community's."""
+        return self._read(
+            _tuples,
+            "SELECT community_id, rule, subject FROM buzz.moderation_rules(%s)",
+            community,
+        )
 
 
 class Membership(_MembershipAPI):

@@ -14,8 +14,8 @@ import datetime as dt
 import logging
 import re
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection
@@ -47,30 +47,11 @@ from .outage import Outage, unreachable
 from .protocol import Community
 
 log = logging.getLogger("buzz_relay")
+T = TypeVar("T")
 
 # How long a new pool may take to connect once an outage has ended.
 PROBE_POOL_SECONDS = 5.0
 
-# One statement, so one snapshot: the live list, the 8000/8001 events since a created_at, and
-# the role definitions (33534) and deletions (kind 5) since then. Beside each event's text,
-# the single-letter tags a filter can name, read from the small event in SQL at the places
-# SPEC fixes: "p" of an 8000/8001 and "d" of a 33534 (their second tag), "a" and "k" of a
-# kind 5 (its second and third). (A list has none.)
-_EVENTS_SINCE = """
-SELECT l::text, NULL, NULL, NULL, NULL
-FROM buzz.member_list(%(c)s) l WHERE l IS NOT NULL AND %(with_list)s
-UNION ALL
-SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL
-FROM buzz.membership_events(%(c)s, %(since)s) e WHERE %(with_events)s
-UNION ALL
-SELECT d::text, NULL, d->'tags'->1->>1, NULL, NULL
-FROM buzz.role_definitions(%(c)s) d
-WHERE %(with_definitions)s AND (d->>'created_at')::bigint >= %(since)s
-UNION ALL
-SELECT x::text, NULL, NULL, x->'tags'->1->>1, x->'tags'->2->>1
-FROM buzz.role_deletions(%(c)s) x
-WHERE %(with_deletions)s AND (x->>'created_at')::bigint >= %(since)s
-"""
 # The start of every event the API returns: {"id":..,"pubkey":..,"created_at":..,"kind":..,
 _HEADER = re.compile(
     r'\{"id":"([0-9a-f]{64})","pubkey":"([0-9a-f]{64})","created_at":(\d+),"kind":(\d+),'
@@ -183,12 +164,17 @@ class DatabaseBackend:
         await self.pool.close()
         await asyncio.gather(*self._closing, return_exceptions=True)
 
-    async def _rows(
-        self, sql: str, params: Any, timeout: float | None = None
-    ) -> list[tuple[Any, ...]]:
-        with translated():
+    async def _api(
+        self, call: Callable[[AsyncMembership], Awaitable[T]], timeout: float | None = None
+    ) -> T:
+        """One call of the SQL API (membership.py) on a pooled connection. A write the
+        database refuses for our key (BZKEY: a rotation committed) has the key read again."""
+        try:
             async with self._connection(timeout) as conn:
-                return await (await conn.execute(sql, params)).fetchall()
+                return await call(AsyncMembership(conn, self.identity.key))
+        except RelayKeyMismatch:
+            self.recheck_key()
+            raise
 
     async def events_since(
         self,
@@ -202,16 +188,15 @@ class DatabaseBackend:
     ) -> list[WireEvent]:
         """In one snapshot: the live list, the 8000/8001 events (oldest first), and the live
         role definitions (33534) and role deletions (kind 5) with created_at >= since."""
-        rows = await self._rows(
-            _EVENTS_SINCE,
-            {
-                "c": community,
-                "since": since,
-                "with_list": with_list,
-                "with_events": with_events,
-                "with_definitions": with_definitions,
-                "with_deletions": with_deletions,
-            },
+        rows = await self._api(
+            lambda m: m.events_text_since(
+                community,
+                since,
+                with_list=with_list,
+                with_events=with_events,
+                with_definitions=with_definitions,
+                with_deletions=with_deletions,
+            )
         )
         return [_wire(r) for r in rows]
 
@@ -237,18 +222,10 @@ class DatabaseBackend:
     ) -> list[WireEvent]:
         """The 8000/8001 events of one REQ filter, newest first, `limit` of them, selected and
         limited in the database (buzz.membership_events_newest: by an index, never a scan)."""
-        rows = await self._rows(
-            "SELECT e::text, e->'tags'->1->>1, NULL, NULL, NULL"
-            " FROM buzz.membership_events_newest(%s, %s, %s, %s, %s, %s, %s) e",
-            (
-                community,
-                None if kinds is None else list(kinds),
-                None if ids is None else list(ids),
-                None if members is None else list(members),
-                since,
-                until,
-                limit,
-            ),
+        rows = await self._api(
+            lambda m: m.membership_events_newest_text(
+                community, kinds, ids, members, since, until, limit
+            )
         )
         return [_wire(r) for r in rows]
 
@@ -267,41 +244,20 @@ class DatabaseBackend:
         )
 
     async def role_of(self, community: uuid.UUID, pubkey: str) -> str | None:
-        rows = await self._rows("SELECT role FROM buzz.relay_member(%s, %s)", (community, pubkey))
-        return rows[0][0] if rows else None
+        member = await self._api(lambda m: m.relay_member(community, pubkey))
+        return member.role if member is not None else None
 
     # What every relay process of the database shares (SPEC section 9) -----------------
 
     async def take_rate(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
-        rows = await self._rows(
-            "SELECT buzz.take_rate(%s, %s, %s, %s)", (scope, list(keys), limit, seconds)
-        )
-        return rows[0][0]
+        return await self._api(lambda m: m.take_rate(scope, keys, limit, seconds))
 
     async def rate_reached(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:
-        rows = await self._rows(
-            "SELECT buzz.rate_reached(%s, %s, %s, %s)", (scope, list(keys), limit, seconds)
-        )
-        return rows[0][0]
+        return await self._api(lambda m: m.rate_reached(scope, keys, limit, seconds))
 
     async def accept_auth_event(self, event_id: str, fresh_until: int) -> bool:
-        rows = await self._rows(
-            "SELECT buzz.accept_auth_event(%s, to_timestamp(%s))", (event_id, fresh_until)
-        )
-        return rows[0][0]
-
-    async def _membership(self, call: Any) -> Any:
-        self._refuse_if_retired()
-        try:
-            async with self._connection() as conn:
-                return await call(AsyncMembership(conn, self.identity.key))
-        except RelayKeyMismatch:
-            self.recheck_key()
-            raise
-
-    def _refuse_if_retired(self) -> None:
-        if self.identity.retired:
-            raise RelayKeyMismatch("this relay holds a retired key")
+        until = dt.datetime.fromtimestamp(fresh_until, dt.UTC)
+        return await self._api(lambda m: m.accept_auth_event(event_id, until))
 
     def recheck_key(self) -> None:
         """Read the database's key again (after a BZKEY, a rotation's NOTIFY, the LISTEN
@@ -313,15 +269,15 @@ class DatabaseBackend:
         """Compare the database's relay key with this process's (identity.py); a database
         that does not answer is checked again when it does."""
         try:
-            rows = await self._rows("SELECT buzz.relay_key()", ())
+            recorded = await self._api(lambda m: m.relay_key())
         except BuzzError:
             return
-        self.identity.heard(rows[0][0])
+        self.identity.heard(recorded)
 
     async def mint_invite(
         self, community: uuid.UUID, requester: str, ttl_seconds: int
     ) -> tuple[str, int]:
-        invite = await self._membership(
+        invite = await self._api(
             lambda m: m.create_relay_invite(
                 community, requester, 1, dt.timedelta(seconds=ttl_seconds)
             )
@@ -341,7 +297,6 @@ class DatabaseBackend:
         """A group of joins in one transaction, each under a savepoint (a refused one spoils
         no other), then the one list and COMMIT (joins.py); the list's created_at."""
         outcomes: list[str | BaseException] = []
-        self._refuse_if_retired()
         try:
             with translated():
                 async with (
@@ -363,22 +318,22 @@ class DatabaseBackend:
         return outcomes, None if listed is None else listed["created_at"]
 
     async def leave(self, community: uuid.UUID, pubkey: str) -> str:
-        write = await self._membership(lambda m: m.remove_relay_member(community, pubkey))
+        write = await self._api(lambda m: m.remove_relay_member(community, pubkey))
         return write.outcome
 
     # For NIP-86 management (management.py) ------------------------------------------
 
     async def allow(self, community: uuid.UUID, pubkey: str, by: str) -> str:
-        write = await self._membership(
+        write = await self._api(
             lambda m: m.add_relay_member(community, pubkey, "member", by)
         )
         return write.outcome
 
     async def members(self, community: uuid.UUID) -> list[Member]:
-        return await self._membership(lambda m: m.relay_members(community))
+        return await self._api(lambda m: m.relay_members(community))
 
     async def invites(self, community: uuid.UUID) -> list[InviteRecord]:
-        return await self._membership(lambda m: m.relay_invites(community))
+        return await self._api(lambda m: m.relay_invites(community))
 
     async def create_invite(
         self,
@@ -391,7 +346,7 @@ class DatabaseBackend:
         sealed: str | None = None,
     ) -> tuple[uuid.UUID, str, int]:
         """An invite with a drawn code, or with `code` (and `sealed`, kept with it)."""
-        invite = await self._membership(
+        invite = await self._api(
             lambda m: m.create_relay_invite(
                 community, requester, max_uses, dt.timedelta(seconds=ttl_seconds), code, sealed
             )
@@ -399,11 +354,11 @@ class DatabaseBackend:
         return invite.invite_id, invite.code, int(invite.expires_at.timestamp())
 
     async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
-        return await self._membership(lambda m: m.revoke_relay_invite(community, invite_id))
+        return await self._api(lambda m: m.revoke_relay_invite(community, invite_id))
 
     async def set_member_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
         """A member's base role, admin or member: update_relay_member_role's outcome."""
-        write = await self._membership(
+        write = await self._api(
             lambda m: m.update_relay_member_role(community, pubkey, role)
         )
         return write.outcome
@@ -442,34 +397,34 @@ class DatabaseBackend:
                 return undone.outcome
             return outcome
 
-        return await self._membership(define)
+        return await self._api(define)
 
     async def delete_role(self, community: uuid.UUID, role: str) -> str:
-        write = await self._membership(lambda m: m.delete_role(community, role))
+        write = await self._api(lambda m: m.delete_role(community, role))
         return write.outcome
 
     async def assign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
-        write = await self._membership(lambda m: m.assign_role(community, pubkey, role))
+        write = await self._api(lambda m: m.assign_role(community, pubkey, role))
         return write.outcome
 
     async def unassign_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
-        write = await self._membership(lambda m: m.unassign_role(community, pubkey, role))
+        write = await self._api(lambda m: m.unassign_role(community, pubkey, role))
         return write.outcome
 
     async def role_definitions(self, community: uuid.UUID) -> list[dict[str, Any]]:
         """The live signed 33534 events, by role id."""
-        return await self._membership(lambda m: m.role_definitions(community))
+        return await self._api(lambda m: m.role_definitions(community))
 
     # The community's profile, bans and join requests (SPEC §3) --------------------
 
     async def profile(self, community: uuid.UUID) -> CommunityProfile | None:
-        return await self._membership(lambda m: m.community_profile(community))
+        return await self._api(lambda m: m.community_profile(community))
 
     async def set_profile(self, community: uuid.UUID, field: str, value: str | None) -> str:
-        return await self._membership(lambda m: m.set_community_profile(community, field, value))
+        return await self._api(lambda m: m.set_community_profile(community, field, value))
 
     async def set_join_policy(self, community: uuid.UUID, policy: str) -> str:
-        return await self._membership(lambda m: m.set_join_policy(community, policy))
+        return await self._api(lambda m: m.set_join_policy(community, policy))
 
     async def request_membership(
         self, community: uuid.UUID, pubkey: str, request_id: str, note: str | None
@@ -481,26 +436,26 @@ class DatabaseBackend:
     async def ban(
         self, community: uuid.UUID, pubkey: str, reason: str | None, by: str | None
     ) -> str:
-        write = await self._membership(lambda m: m.ban_pubkey(community, pubkey, reason, by))
+        write = await self._api(lambda m: m.ban_pubkey(community, pubkey, reason, by))
         return write.outcome
 
     async def unban(self, community: uuid.UUID, pubkey: str) -> str:
-        return await self._membership(lambda m: m.unban_pubkey(community, pubkey))
+        return await self._api(lambda m: m.unban_pubkey(community, pubkey))
 
     async def bans(self, community: uuid.UUID) -> list[Ban]:
-        return await self._membership(lambda m: m.banned_pubkeys(community))
+        return await self._api(lambda m: m.banned_pubkeys(community))
 
     async def join_requests(self, community: uuid.UUID) -> list[JoinRequest]:
-        return await self._membership(lambda m: m.join_requests(community))
+        return await self._api(lambda m: m.join_requests(community))
 
     async def approve_request(self, community: uuid.UUID, request_id: str, by: str) -> str:
-        write = await self._membership(lambda m: m.approve_join_request(community, request_id, by))
+        write = await self._api(lambda m: m.approve_join_request(community, request_id, by))
         return write.outcome
 
     async def reject_request(
         self, community: uuid.UUID, request_id: str, reason: str | None
     ) -> str:
-        return await self._membership(
+        return await self._api(
             lambda m: m.reject_join_request(community, request_id, reason)
         )
 
@@ -509,119 +464,94 @@ class DatabaseBackend:
     async def remove_branch(self, community: uuid.UUID, pubkey: str) -> tuple[str, int]:
         """The member and everyone they brought in, recursively, in one transaction:
         remove_relay_member's outcome and how many went (one 8001 each)."""
-        write = await self._membership(
+        write = await self._api(
             lambda m: m.remove_relay_member(community, pubkey, with_branch=True)
         )
         return write.outcome, sum(1 for ev in write.events if ev["kind"] == KIND_REMOVE_USER)
 
     async def set_invite_quota(self, community: uuid.UUID, role: str, quota: int | None) -> str:
-        return await self._membership(lambda m: m.set_invite_quota(community, role, quota))
+        return await self._api(lambda m: m.set_invite_quota(community, role, quota))
 
     async def invite_quotas(self, community: uuid.UUID) -> dict[str, int | None]:
-        return await self._membership(lambda m: m.invite_quotas(community))
+        return await self._api(lambda m: m.invite_quotas(community))
 
     async def invites_left(self, community: uuid.UUID, pubkey: str) -> int | None:
-        return await self._membership(lambda m: m.invites_left(community, pubkey))
+        return await self._api(lambda m: m.invites_left(community, pubkey))
 
     async def invite_tree(
         self, community: uuid.UUID
     ) -> list[tuple[str, str, str | None, int | None]]:
         """Every member as (pubkey, base role, added_by, invites left), by pubkey, in one
         snapshot: who brought whom in, and how many more each may."""
-        rows = await self._rows(
-            "SELECT pubkey, role, added_by, buzz.invites_left(%s, pubkey)"
-            " FROM buzz.relay_members(%s)",
-            (community, community),
-        )
-        return [(pubkey, role, added_by, left) for pubkey, role, added_by, left in rows]
+        return await self._api(lambda m: m.members_with_invites_left(community))
 
     # Moderation behind the gate (moderation.py, management.py) --------------------
-
-    async def _outcome(self, sql: str, params: Any) -> Any:
-        """The one value a write of the SQL API answers (its own transaction)."""
-        return (await self._rows(sql, params))[0][0]
 
     async def moderation_rules(
         self, community: uuid.UUID | None
     ) -> list[tuple[uuid.UUID, str, str]]:
         """(community, rule, subject) of one community's rules, or of all of them (None)."""
-        rows = await self._rows(
-            "SELECT community_id, rule, subject FROM buzz.moderation_rules(%s)", (community,)
-        )
-        return [(c, rule, subject) for c, rule, subject in rows]
+        return await self._api(lambda m: m.moderation_rules(community))
 
     async def ban_event(
         self, community: uuid.UUID, event_id: str, reason: str | None, by: str | None
     ) -> str:
-        return await self._outcome(
-            "SELECT buzz.ban_event(%s, %s, %s, %s)", (community, event_id, reason, by)
-        )
+        return await self._api(lambda m: m.ban_event(community, event_id, reason, by))
 
     async def unban_event(self, community: uuid.UUID, event_id: str) -> str:
-        return await self._outcome("SELECT buzz.unban_event(%s, %s)", (community, event_id))
+        return await self._api(lambda m: m.unban_event(community, event_id))
 
     async def banned_events(self, community: uuid.UUID) -> list[tuple[str, str | None]]:
         """(event id, reason), by event id."""
-        rows = await self._rows("SELECT event_id, reason FROM buzz.banned_events(%s)", (community,))
-        return [(event_id, reason) for event_id, reason in rows]
+        return await self._api(lambda m: m.banned_events(community))
 
     async def set_kind_rule(self, community: uuid.UUID, kind: int, allowed: bool | None) -> str:
         """allow_kind (True), disallow_kind (False) or clear_kind_rule (None)."""
-        function = {True: "allow_kind", False: "disallow_kind", None: "clear_kind_rule"}[allowed]
-        return await self._outcome(f"SELECT buzz.{function}(%s, %s)", (community, kind))
+        if allowed is None:
+            return await self._api(lambda m: m.clear_kind_rule(community, kind))
+        if allowed:
+            return await self._api(lambda m: m.allow_kind(community, kind))
+        return await self._api(lambda m: m.disallow_kind(community, kind))
 
     async def kind_rules(self, community: uuid.UUID) -> list[tuple[int, bool]]:
         """(kind, allowed), by kind."""
-        rows = await self._rows("SELECT kind, allowed FROM buzz.kind_rules(%s)", (community,))
-        return [(kind, allowed) for kind, allowed in rows]
+        return await self._api(lambda m: m.kind_rules(community))
 
     async def block_ip(
         self, community: uuid.UUID, network: str, reason: str | None, by: str | None
     ) -> str:
-        return await self._outcome(
-            "SELECT buzz.block_ip(%s, %s::inet, %s, %s)", (community, network, reason, by)
-        )
+        return await self._api(lambda m: m.block_ip(community, network, reason, by))
 
     async def unblock_ip(self, community: uuid.UUID, network: str) -> str:
-        return await self._outcome("SELECT buzz.unblock_ip(%s, %s::inet)", (community, network))
+        return await self._api(lambda m: m.unblock_ip(community, network))
 
     async def blocked_ips(self, community: uuid.UUID) -> list[tuple[Any, str | None]]:
         """(network, reason), by address: networks of the ipaddress module."""
-        rows = await self._rows("SELECT address, reason FROM buzz.blocked_ips(%s)", (community,))
-        return [(address, reason) for address, reason in rows]
+        return await self._api(lambda m: m.blocked_ips(community))
 
     async def assign_method(
         self, community: uuid.UUID, pubkey: str, method: str, by: str | None
     ) -> str:
-        return await self._outcome(
-            "SELECT buzz.assign_method(%s, %s, %s, %s)", (community, pubkey, method, by)
-        )
+        return await self._api(lambda m: m.assign_method(community, pubkey, method, by))
 
     async def unassign_method(self, community: uuid.UUID, pubkey: str, method: str) -> str:
-        return await self._outcome(
-            "SELECT buzz.unassign_method(%s, %s, %s)", (community, pubkey, method)
-        )
+        return await self._api(lambda m: m.unassign_method(community, pubkey, method))
 
     async def method_assignees(self, community: uuid.UUID) -> list[tuple[str, str]]:
         """(pubkey, method), by pubkey and method."""
-        rows = await self._rows(
-            "SELECT pubkey, method FROM buzz.method_assignees(%s)", (community,)
-        )
-        return [(pubkey, method) for pubkey, method in rows]
+        return await self._api(lambda m: m.method_assignees(community))
 
     async def assigned_methods(self, community: uuid.UUID, pubkey: str) -> frozenset[str]:
         """The methods assigned to `pubkey` (in force while it is a member)."""
-        rows = await self._rows(
-            "SELECT method FROM buzz.method_assignees(%s) WHERE pubkey = %s", (community, pubkey)
-        )
-        return frozenset(method for (method,) in rows)
+        assignees = await self.method_assignees(community)
+        return frozenset(method for holder, method in assignees if holder == pubkey)
 
     # For the server --------------------------------------------------------------
 
     async def community_by_host(self, host: str) -> Community | None:
         """The community whose host is `host` (compared lower-case, port kept)."""
-        rows = await self._rows("SELECT buzz.community_id(%s)", (host,))
-        return Community(rows[0][0], host.lower()) if rows and rows[0][0] else None
+        cid = await self._api(lambda m: m.community_id(host))
+        return Community(cid, host.lower()) if cid else None
 
     async def community(self, selector: str) -> Community | None:
         """The community named by an id or a host (buzz-relay --community)."""
@@ -629,14 +559,13 @@ class DatabaseBackend:
             cid = uuid.UUID(selector)
         except ValueError:
             return await self.community_by_host(selector.strip())
-        rows = await self._rows(
-            "SELECT host FROM buzz.communities() WHERE community_id = %s", (cid,)
-        )
-        return Community(cid, rows[0][0]) if rows else None
+        found = [c for c in await self._api(lambda m: m.communities()) if c.community_id == cid]
+        return Community(cid, found[0].host) if found else None
 
     async def healthy(self) -> bool:
         """True when a pooled connection answers within two seconds."""
         try:
-            return (await self._rows("SELECT 1", (), timeout=2.0))[0][0] == 1
+            await self._api(lambda m: m.relay_key(), timeout=2.0)
+            return True
         except BuzzError:  # a pool time-out included: "not healthy", never a 500
             return False

@@ -43,7 +43,7 @@ from psycopg.rows import dict_row
 from .errors import translated
 from .keys import RelayKey
 from .nostr import KIND_MEMBERSHIP_LIST
-from .signer import PreparedEvent, Signer, signed_event
+from .signer import PreparedEvent, RefusedToSign, Signer, signed_event
 
 Community = uuid.UUID | str
 T = TypeVar("T")
@@ -679,9 +679,17 @@ class _MembershipAPI:
     `_read` a read; in AsyncMembership each returns an awaitable.
     """
 
-    def __init__(self, conn: Any, key: RelayKey) -> None:
+    def __init__(self, conn: Any, key: RelayKey | None) -> None:
+        """`key` None: a reader's (buzz-admin's reads, a buzz_reader role), whose every
+        write that would publish is refused before it prepares."""
         self.conn = conn
-        self.signer = Signer(key)
+        self._signer = Signer(key) if key is not None else None
+
+    @property
+    def signer(self) -> Signer:
+        if self._signer is None:
+            raise RefusedToSign("this Membership was made without a relay key: it only reads")
+        return self._signer
 
     def _write(self, call: Callable[[Any], Any]) -> Any:
         raise NotImplementedError
@@ -955,7 +963,7 @@ class Membership(_MembershipAPI):
     conn: psycopg.Connection[Any]
 
     @classmethod
-    def connect(cls, conninfo: str, key: RelayKey, **kwargs: Any) -> Membership:
+    def connect(cls, conninfo: str, key: RelayKey | None, **kwargs: Any) -> Membership:
         with translated():
             conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
         return cls(conn, key)
@@ -1034,7 +1042,9 @@ class AsyncMembership(_MembershipAPI):
     conn: psycopg.AsyncConnection[Any]
 
     @classmethod
-    async def connect(cls, conninfo: str, key: RelayKey, **kwargs: Any) -> AsyncMembership:
+    async def connect(
+        cls, conninfo: str, key: RelayKey | None, **kwargs: Any
+    ) -> AsyncMembership:
         with translated():
             conn = await psycopg.AsyncConnection.connect(conninfo, autocommit=True, **kwargs)
         return cls(conn, key)

@@ -183,6 +183,10 @@ class State:
         key = self.key()
         return Membership(self.conn, key)
 
+    def reader(self) -> Membership:
+        """The API for reads, which need no relay key (none is read)."""
+        return Membership(self.conn, None)
+
     # The community --------------------------------------------------------------
 
     def selection(self) -> str | None:
@@ -323,11 +327,10 @@ class Community(NamedTuple):
 
 def community_row(conn: psycopg.Connection[Any], cid: uuid.UUID) -> tuple[str, bool] | None:
     """(host, archived) of a community, None if there is none."""
-    row = conn.execute(
-        "SELECT host, archived_at IS NOT NULL FROM buzz.communities() WHERE community_id = %s",
-        (cid,),
-    ).fetchone()
-    return None if row is None else (row[0], row[1])
+    for c in Membership(conn, None).communities():
+        if c.community_id == cid:
+            return c.host, c.archived_at is not None
+    return None
 
 
 def find_community(
@@ -344,8 +347,8 @@ def find_community(
             if row is None:
                 raise Failure(f"no community has id {cid}", NOT_FOUND)
             return Community(cid, row[0], row[1])
-        found = conn.execute("SELECT buzz.community_id(%s)", (chosen,)).fetchone()[0]
-    except psycopg.Error as exc:
+        found = Membership(conn, None).community_id(chosen)
+    except BuzzError as exc:
         raise Failure(f"could not look up the community: {_first_line(exc)}", FAILURE) from None
     if found is None:
         where = f"RELAY_URL's host {chosen}" if from_relay_url else f"host {chosen}"
@@ -357,7 +360,7 @@ def find_community(
         )
     try:
         row = community_row(conn, found)
-    except psycopg.Error as exc:
+    except BuzzError as exc:
         raise Failure(f"could not look up the community: {_first_line(exc)}", FAILURE) from None
     return Community(found, row[0] if row else chosen.lower(), row[1] if row else None)
 
@@ -365,12 +368,10 @@ def find_community(
 def all_communities(conn: psycopg.Connection[Any]) -> list[Community]:
     """Every community, by host."""
     try:
-        rows = conn.execute(
-            "SELECT community_id, host, archived_at IS NOT NULL FROM buzz.communities()"
-        ).fetchall()
-    except psycopg.Error as exc:
+        rows = Membership(conn, None).communities()
+    except BuzzError as exc:
         raise Failure(f"could not list the communities: {_first_line(exc)}", FAILURE) from None
-    return [Community(*r) for r in rows]
+    return [Community(c.community_id, c.host, c.archived_at is not None) for c in rows]
 
 
 # --------------------------------------------------------------------------- parameters

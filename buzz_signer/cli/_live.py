@@ -7,11 +7,12 @@ from typing import Any
 
 import psycopg
 
+from ..membership import Membership
 from ..nostr import KIND_DELETION, KIND_ROLE
 
 
 def live_list(conn: psycopg.Connection[Any], cid: Any) -> dict[str, Any] | None:
-    return conn.execute("SELECT buzz.member_list(%s)", (cid,)).fetchone()[0]
+    return Membership(conn, None).member_list(cid)
 
 
 def role_of(event: dict[str, Any]) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import click
 
-from ..membership import Ban
 from ._core import (
     IS_OWNER,
     NOT_FOUND,
@@ -123,13 +122,7 @@ def bans(as_hex: bool) -> None:
     """
     state = get_state()
     target = state.resolve()
-    rows = [
-        Ban(*row)
-        for row in state.conn.execute(
-            "SELECT pubkey, reason, banned_by, banned_at FROM buzz.banned_pubkeys(%s)",
-            (target.id,),
-        )
-    ]
+    rows = state.reader().banned_pubkeys(target.id)
     if state.json:
         echo_json(
             {

@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from ..membership import JoinRequest
 from ._core import (
     BAD_INPUT,
     NOT_FOUND,
@@ -85,13 +84,7 @@ def requests_list(as_hex: bool) -> None:
     """
     state = get_state()
     target = state.resolve()
-    rows = [
-        JoinRequest(*row)
-        for row in state.conn.execute(
-            "SELECT request_id, pubkey, note, requested_at FROM buzz.join_requests(%s)",
-            (target.id,),
-        )
-    ]
+    rows = state.reader().join_requests(target.id)
     policy = join_policy_of(state, target.id)
     if state.json:
         echo_json(
@@ -131,11 +124,8 @@ def requests_list(as_hex: bool) -> None:
 
 def _requester(state: State, community: uuid.UUID, request_id: str) -> str | None:
     """The pubkey of a pending request, None when there is none with this id."""
-    row = state.conn.execute(
-        "SELECT pubkey FROM buzz.join_requests(%s) WHERE request_id = %s",
-        (community, request_id),
-    ).fetchone()
-    return row[0] if row else None
+    pending = state.reader().join_requests(community)
+    return next((r.pubkey for r in pending if r.request_id == request_id), None)
 
 
 @requests.command("approve")

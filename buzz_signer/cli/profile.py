@@ -48,11 +48,8 @@ def register(main: click.Group) -> None:
 
 def profile_of(state: State, community: uuid.UUID) -> CommunityProfile:
     """The community's profile (every field None and policy 'invite' when never set)."""
-    row = state.conn.execute(
-        "SELECT name, description, icon, join_policy FROM buzz.community_profile(%s)",
-        (community,),
-    ).fetchone()
-    return CommunityProfile(*row) if row else CommunityProfile(None, None, None, "invite")
+    profile = state.reader().community_profile(community)
+    return profile or CommunityProfile(None, None, None, "invite")
 
 
 def join_policy_of(state: State, community: uuid.UUID) -> str:

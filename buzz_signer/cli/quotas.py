@@ -58,11 +58,7 @@ def quota_show() -> None:
     """
     state = get_state()
     target = state.resolve()
-    quotas = dict(
-        state.conn.execute(
-            "SELECT role, quota FROM buzz.invite_quotas(%s)", (target.id,)
-        ).fetchall()
-    )
+    quotas = state.reader().invite_quotas(target.id)
     if state.json:
         echo_json({"community": target.as_json(), "quotas": quotas})
         return

@@ -69,7 +69,7 @@ def republish_members(all_: bool, drifted: bool) -> None:
     conn = state.conn
     targets = all_communities(conn)
     if drifted:
-        named = {r[0] for r in conn.execute("SELECT community_id FROM buzz.member_list_drift()")}
+        named = {d.community_id for d in state.reader().member_list_drift()}
         targets = [c for c in targets if c.id in named]
     m = state.membership()
     done: list[dict[str, Any]] = []

@@ -335,8 +335,8 @@ def role_list() -> None:
     conn = state.conn
     with conn.transaction():  # definitions and holders from one snapshot
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        events = [r[0] for r in conn.execute("SELECT buzz.role_definitions(%s)", (target.id,))]
-        deletions = [r[0] for r in conn.execute("SELECT buzz.role_deletions(%s)", (target.id,))]
+        events = state.reader().role_definitions(target.id)
+        deletions = state.reader().role_deletions(target.id)
         held = _held_by(state, target)
     roles = []
     for event in events:

@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import click
 import psycopg
 
+from ..membership import Membership
 from ..nostr import (
     KIND_DELETION,
     KIND_MEMBERSHIP_LIST,
@@ -292,11 +293,10 @@ def _snapshot(conn: psycopg.Connection[Any], cid: Any) -> _Read:
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         event = live_list(conn, cid)
-        stored = conn.execute(
-            "SELECT pubkey, role, roles FROM buzz.relay_members(%s)", (cid,)
-        ).fetchall()
-        definitions = [r[0] for r in conn.execute("SELECT buzz.role_definitions(%s)", (cid,))]
-        deletions = [r[0] for r in conn.execute("SELECT buzz.role_deletions(%s)", (cid,))]
+        api = Membership(conn, None)
+        stored = [(m.pubkey, m.role, m.roles) for m in api.relay_members(cid)]
+        definitions = api.role_definitions(cid)
+        deletions = api.role_deletions(cid)
     return _Read(
         event,
         [(pk, role, tuple(roles or ())) for pk, role, roles in stored],

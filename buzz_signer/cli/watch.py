@@ -10,6 +10,7 @@ from typing import Any
 import click
 import psycopg
 
+from ..membership import Membership
 from ..nostr import (
     KIND_DELETION,
     KIND_MEMBERSHIP_LIST,
@@ -46,11 +47,11 @@ def _label_of(event: dict[str, Any]) -> str | None:
 def live_role_events(conn: psycopg.Connection[Any], cid: Any) -> dict[str, dict[str, Any]]:
     """The community's live role events by role id: its definition, else its deletion."""
     events: dict[str, dict[str, Any]] = {}
-    for sql in ("SELECT buzz.role_deletions(%s)", "SELECT buzz.role_definitions(%s)"):
-        for (event,) in conn.execute(sql, (cid,)):
-            role = role_of(event)
-            if role is not None:
-                events[role] = event
+    api = Membership(conn, None)
+    for event in [*api.role_deletions(cid), *api.role_definitions(cid)]:
+        role = role_of(event)
+        if role is not None:
+            events[role] = event
     return events
 
 

@@ -10,9 +10,11 @@ import ipaddress
 import json
 import secrets
 
+import pytest
 from fixtures_membership import Community, new_pubkey
 
 from buzz_signer.membership import Membership
+from buzz_signer.signer import RefusedToSign
 
 pytest_plugins = ("fixtures_membership",)
 
@@ -76,3 +78,15 @@ def test_moderation_round_trips(mem: Membership, community: Community) -> None:
     assert mem.unassign_method(cid, member, "banpubkey") == "unassigned"
     assert mem.unblock_ip(cid, "192.0.2.0/24") == "unblocked"
     assert mem.unban_event(cid, event_id) == "unbanned"
+
+
+def test_a_membership_without_a_key_reads_and_refuses_to_publish(
+    db_url: str, community: Community, mem: Membership
+) -> None:
+    """buzz-admin's reads need no relay key: Membership(conn, None) reads, and a write that
+    would publish is refused before it prepares, with nothing kept."""
+    with Membership.connect(db_url, None) as reader:
+        assert [m.role for m in reader.relay_members(community.cid)] == ["owner"]
+        with pytest.raises(RefusedToSign, match="only reads"):
+            reader.add_relay_member(community.cid, new_pubkey())
+    assert len(mem.relay_members(community.cid)) == 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import secrets
 import statistics
 import sys
@@ -286,3 +287,20 @@ class Bench:
 
     def baseline_row(self, pk: str | None = None) -> tuple[Any, ...]:
         return (self.baseline_cid, pk or new_pubkey(), "member", None)
+
+
+def report_targets(
+    section: str, results: dict[str, Any], rows: Sequence[tuple[str, str, str]], out: Path
+) -> Path:
+    """The section's targets into its results, `out/<section>.json` written, and the table
+    printed: target, value, result."""
+    results["targets"] = [{"target": t, "value": v, "result": r} for t, v, r in rows]
+    path = out / f"{section}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    width = max(len(t) for t, _, _ in rows)
+    print(f"\n{section + ' target':<{width}}  value  result")
+    for t, v, r in rows:
+        print(f"{t:<{width}}  {v}  {r}")
+    print(f"\nwrote {path}")
+    return path
+

@@ -53,6 +53,7 @@ from .common import (
     log,
     new_community,
     new_pubkey,
+    report_targets,
     summary,
 )
 from .wire import RelayUnderTest, free_port, rss_mb, signed
@@ -362,15 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if args.drop:
             drop(admin_url, dbname)
-    rows = targets(results)
-    results["targets"] = [{"target": t, "value": v, "result": r} for t, v, r in rows]
-    path = args.out / "facing.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    width = max(len(t) for t, _, _ in rows)
-    print(f"\n{'facing target':<{width}}  value  result")
-    for t, v, r in rows:
-        print(f"{t:<{width}}  {v}  {r}")
-    print(f"\nwrote {path}")
+    report_targets("facing", results, targets(results), args.out)
     return 0
 
 

@@ -41,7 +41,7 @@ from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
 
-from .common import DEFAULT_OUT, log
+from .common import DEFAULT_OUT, log, report_targets
 from .wire import RelayUnderTest, free_port, signed
 
 WHO = "bench.outage"
@@ -217,15 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     results = measure(QUICK if args.quick else FULL, args.out)
-    rows = targets(results, args.quick)
-    results["targets"] = [{"target": t, "value": v, "result": r} for t, v, r in rows]
-    path = args.out / "outage.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    width = max(len(t) for t, _, _ in rows)
-    print(f"\n{'outage target':<{width}}  value  result")
-    for t, v, r in rows:
-        print(f"{t:<{width}}  {v}  {r}")
-    print(f"\nwrote {path}")
+    report_targets("outage", results, targets(results, args.quick), args.out)
     return 0
 
 

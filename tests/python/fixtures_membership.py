@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 from uuid import UUID
@@ -25,8 +26,10 @@ import psycopg
 import pytest
 from async_bridge import BlockingAsyncMembership
 from coincurve import PrivateKey
+from psycopg import sql
 
 from buzz_signer.keys import RelayKey
+from buzz_signer.localdb import url_with_dbname
 from buzz_signer.membership import Membership, MembershipWrite, Published
 from buzz_signer.nostr import (
     KIND_ADD_USER,
@@ -272,3 +275,15 @@ class TamperingConnection:
         if "prepare_membership_events" in str(query):
             return _Rows(self._tamper(cur.fetchall()))
         return cur
+
+
+@pytest.fixture
+def empty_database(admin_url: str) -> Iterator[str]:
+    """A new database of no template, unmigrated, dropped after the test."""
+    name = f"buzz_empty_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    yield url_with_dbname(admin_url, name)
+    with psycopg.connect(admin_url, autocommit=True) as c:
+        c.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+

@@ -13,7 +13,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,10 @@ import aiohttp
 import psycopg
 import pytest
 from click.testing import CliRunner
-from psycopg import sql
 from relay_client import signed
 from relay_fixtures import Person
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.localdb import url_with_dbname
 from buzz_signer.migrate import head_revision
 from buzz_signer.nip19 import encode_npub
 from buzz_signer.relay import cli as relay_cli
@@ -37,6 +34,23 @@ BIN = Path(sys.executable).parent
 REPO = Path(__file__).resolve().parents[2]
 # What would choose a database or a key for the tools if the caller's shell had it.
 CHOOSING = ("DATABASE_URL", "BUZZ_LOCAL", "BUZZ_LOCAL_DB", "PGHOST", "PGDATABASE", "RELAY_URL")
+
+
+async def join_on(ws: Any, joiner: Person | None = None) -> list[Any]:
+    """A join without a claim (the `open` policy) on an open websocket: its OK."""
+    event = signed((joiner or Person.new()).secret, 28934, [])
+    await ws.send_str(json.dumps(["EVENT", event]))
+    while True:
+        answer = json.loads((await ws.receive(timeout=10)).data)
+        if answer[0] == "OK" and answer[1] == event["id"]:
+            return answer
+
+
+async def join(url: str, joiner: Person | None = None) -> list[Any]:
+    """The same on a connection of its own, after the relay's AUTH challenge."""
+    async with aiohttp.ClientSession() as http, http.ws_connect(url) as ws:
+        await ws.receive(timeout=10)  # the AUTH challenge
+        return await join_on(ws, joiner)
 
 
 def bare_env(**extra: str) -> dict[str, str]:
@@ -162,16 +176,6 @@ def test_both_tools_print_the_version_and_it_follows_the_migrations(tmp_path: Pa
     assert installed == ".".join(declared.groups())
 
 
-@pytest.fixture
-def empty_database(admin_url: str) -> Iterator[str]:
-    name = f"buzz_operator_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True) as c:
-        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield url_with_dbname(admin_url, name)
-    with psycopg.connect(admin_url, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-
-
 def test_migrate_says_from_which_revision_to_which(empty_database: str, tmp_path: Path) -> None:
     url, head = empty_database, head_revision()
     subprocess.run(
@@ -248,14 +252,6 @@ def test_a_retired_key_is_an_error_a_503_and_a_refusal_until_sighup_loads_the_ne
             assert time.monotonic() < deadline, f"{what}:\n{relay.log()}"
             time.sleep(0.05)
 
-    async def join(ws: Any) -> list[Any]:
-        event = signed(Person.new().secret, 28934, [])
-        await ws.send_str(json.dumps(["EVENT", event]))
-        while True:
-            answer = json.loads((await ws.receive(timeout=10)).data)
-            if answer[0] == "OK" and answer[1] == event["id"]:
-                return answer
-
     new = RelayKey.generate()
     new_file = tmp_path / "new.key"
     new_file.write_text(new.secret_hex() + "\n")
@@ -264,7 +260,7 @@ def test_a_retired_key_is_an_error_a_503_and_a_refusal_until_sighup_loads_the_ne
     async def main() -> None:
         async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
             await ws.receive(timeout=10)  # the AUTH challenge
-            assert (await join(ws))[2] is True
+            assert (await join_on(ws))[2] is True
             rotated = tool(
                 tmp_path, "buzz-admin", "--key-file", str(new_file), "-c", str(cid),
                 "rotate-key", "--yes", DATABASE_URL=db_url,
@@ -273,7 +269,7 @@ def test_a_retired_key_is_an_error_a_503_and_a_refusal_until_sighup_loads_the_ne
             await asyncio.to_thread(until, lambda: relay.get("/healthz")[0] == 503, "no 503")
             body = relay.get("/healthz")[1]
             assert encode_npub(key.pubkey) in body and encode_npub(new.pubkey) in body, body
-            refused = await join(ws)
+            refused = await join_on(ws)
             assert refused[2:] == [False, "error: this relay holds a retired key; try again later"]
             errors = [line for line in relay.log().splitlines() if "is not the database's" in line]
             assert len(errors) == 1 and " ERROR " in errors[0], relay.log()
@@ -282,7 +278,7 @@ def test_a_retired_key_is_an_error_a_503_and_a_refusal_until_sighup_loads_the_ne
             key_file.write_text(new.secret_hex() + "\n")
             relay.proc.send_signal(signal.SIGHUP)
             await asyncio.to_thread(until, lambda: relay.get("/healthz")[0] == 200, "no 200")
-            assert (await join(ws))[2] is True  # the same connection, open all along
+            assert (await join_on(ws))[2] is True  # the same connection, open all along
             document = json.loads(relay.get("/", {"Accept": "application/nostr+json"})[1])
             assert document["self"] == new.pubkey
             assert "buzz_relay_key_retired 0.0" in relay.get("/metrics")[1]
@@ -316,17 +312,7 @@ def test_an_error_that_is_no_outcome_is_logged_and_counted_by_sqlstate(
         )
     relay = start_relay("--community", str(cid))
 
-    async def join() -> list[Any]:
-        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
-            await ws.receive(timeout=10)  # the AUTH challenge
-            event = signed(Person.new().secret, 28934, [])
-            await ws.send_str(json.dumps(["EVENT", event]))
-            while True:
-                answer = json.loads((await ws.receive(timeout=10)).data)
-                if answer[0] == "OK" and answer[1] == event["id"]:
-                    return answer
-
-    answer = asyncio.run(join())
+    answer = asyncio.run(join(relay.url))
     assert answer[2:] == [False, "error: the database could not record it; try again"]
     lines = [line for line in relay.log().splitlines() if "SQLSTATE 58030" in line]
     assert len(lines) == 1 and "no more members today" in lines[0], relay.log()
@@ -348,15 +334,7 @@ def test_json_logs_a_line_per_request_connection_and_write(
     assert relay.get("/", {"Accept": "application/nostr+json"})[0] == 200
     joiner = Person.new()
 
-    async def join() -> None:
-        async with aiohttp.ClientSession() as http, http.ws_connect(relay.url) as ws:
-            await ws.receive(timeout=10)  # the AUTH challenge
-            event = signed(joiner.secret, 28934, [])
-            await ws.send_str(json.dumps(["EVENT", event]))
-            while json.loads((await ws.receive(timeout=10)).data)[0] != "OK":
-                pass
-
-    asyncio.run(join())
+    asyncio.run(join(relay.url, joiner))
     deadline = time.monotonic() + 10
     while "websocket closed" not in relay.log():
         assert time.monotonic() < deadline, relay.log()

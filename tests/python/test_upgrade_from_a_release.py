@@ -17,22 +17,20 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from io import BytesIO
 from pathlib import Path
 
-import psycopg
 import pytest
-from psycopg import sql
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.localdb import url_with_dbname
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import head_revision
 from buzz_signer.nostr import verify_event
 
 REPO = Path(__file__).resolve().parents[2]
 OLDEST_SUPPORTED = "0006"
+
+pytest_plugins = ("fixtures_membership",)
 BIN = Path(sys.executable).parent
 
 # Run by the old release's Python: the database built, then filled through its API. Prints
@@ -93,16 +91,6 @@ def old_release(tmp_path: Path) -> Path:
     with tarfile.open(fileobj=BytesIO(archive)) as t:
         t.extractall(tree, filter="data")
     return tree
-
-
-@pytest.fixture
-def empty_database(admin_url: str) -> Iterator[str]:
-    name = f"buzz_upgrade_{secrets.token_hex(4)}"
-    with psycopg.connect(admin_url, autocommit=True) as c:
-        c.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    yield url_with_dbname(admin_url, name)
-    with psycopg.connect(admin_url, autocommit=True) as c:
-        c.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
 def old(tree: Path, *argv: str, script: str | None = None) -> str:

@@ -40,7 +40,7 @@ TEST_WORKERS ?= 2
 
 .PHONY: help setup db db-stop db-status migrate demo relay test pgtap pytest lint clean
 .PHONY: test-db test-db-stop
-.PHONY: citus citus-db citus-stop test-citus
+.PHONY: citus citus-db citus-stop test-citus test-clean
 
 help: ## list the targets
 	@echo "make TARGET, where TARGET is one of:"
@@ -140,6 +140,11 @@ citus-db: citus ## start the test Citus cluster (coordinator and two workers, be
 
 citus-stop: ## stop the test Citus cluster
 	@$(LOCALCITUS) stop 2>/dev/null || true
+
+test-clean: ## stop the test suites' clusters and remove them (in memory: they hold some 600 MB)
+	@$(TEST_LOCALDB_ANY) destroy 2>/dev/null || true
+	@if [ -x "$(PY)" ]; then $(LOCALCITUS) destroy 2>/dev/null || true; fi
+	@rm -rf '$(TEST_ROOT)'
 
 test-citus: citus-db ## the suites that apply, on the local Citus cluster (PYTEST_ARGS=... passes options)
 	@export BUZZ_TEST_CITUS=1 $(CITUS_ENV); \

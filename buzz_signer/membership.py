@@ -691,6 +691,11 @@ class _MembershipAPI:
             raise RefusedToSign("this Membership was made without a relay key: it only reads")
         return self._signer
 
+    @signer.setter
+    def signer(self, signer: Signer) -> None:
+        """Sign with another key from the next write on (a rotation's new key)."""
+        self._signer = signer
+
     def _write(self, call: Callable[[Any], Any]) -> Any:
         raise NotImplementedError
 

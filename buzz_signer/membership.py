@@ -442,6 +442,26 @@ class MembershipTransaction(_WritePaths):
         with translated(), self._conn.cursor(row_factory=dict_row) as cur:
             return into(**cur.execute(sql, params).fetchone())
 
+    def allowlist_add_many(
+        self, community: Community, pubkeys: Sequence[str], note: str | None = None
+    ) -> list[str]:
+        """allowlist_add for each pubkey in this transaction, pipelined (an import of
+        thousands): their outcomes, in order."""
+        outcomes: list[str] = []
+        if not pubkeys:
+            return outcomes
+        with translated(), self._conn.cursor() as cur:
+            cur.executemany(
+                "SELECT buzz.allowlist_add(%s, %s, %s)",
+                [(community, pk, note) for pk in pubkeys],
+                returning=True,
+            )
+            while True:
+                outcomes.append(cur.fetchone()[0])
+                if not cur.nextset():
+                    break
+        return outcomes
+
 
 class AsyncMembershipTransaction(_WritePaths):
     """MembershipTransaction for asyncio: the same methods, each to be awaited."""

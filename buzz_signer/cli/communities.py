@@ -107,25 +107,19 @@ def list_communities() -> None:
     state = get_state()
     conn = state.conn
     rows: list[dict[str, Any]] = []
+    api = state.reader()
     for c in all_communities(conn):
-        members = conn.execute(
-            "SELECT count(*), min(pubkey) FILTER (WHERE role = 'owner')"
-            " FROM buzz.relay_members(%s)",
-            (c.id,),
-        ).fetchone()
-        live = conn.execute(
-            "SELECT l->>'id', (l->>'created_at')::bigint FROM (SELECT buzz.member_list(%s) AS l) s",
-            (c.id,),
-        ).fetchone()
+        members = api.relay_members(c.id)
+        live = api.member_list(c.id) or {}
         rows.append(
             {
                 "id": str(c.id),
                 "host": c.host,
                 "archived": c.archived,
-                "owner": members[1],
-                "members": members[0],
-                "list_id": live[0],
-                "list_created_at": live[1],
+                "owner": next((m.pubkey for m in members if m.role == "owner"), None),
+                "members": len(members),
+                "list_id": live.get("id"),
+                "list_created_at": live.get("created_at"),
             }
         )
     if state.json:
@@ -224,9 +218,7 @@ def delete(community_arg: str | None, yes: bool) -> None:
     """
     state = get_state()
     target = _target(state, community_arg)
-    count = state.conn.execute(
-        "SELECT count(*) FROM buzz.relay_members(%s)", (target.id,)
-    ).fetchone()[0]
+    count = len(state.reader().relay_members(target.id))
     confirm(
         state,
         f"Delete community {target.label} ({target.id}) and its {count} members? "

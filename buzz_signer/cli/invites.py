@@ -20,7 +20,6 @@ from ._core import (
     PUBKEY,
     Failure,
     Outcome,
-    State,
     actor,
     community_command,
     echo_json,
@@ -180,11 +179,7 @@ def invite_list(codes: bool) -> None:
     state = get_state()
     target = state.resolve()
     key = state.key() if codes else None
-    rows = state.conn.execute(
-        "SELECT invite_id, created_by, created_at, expires_at, max_uses, use_count, sealed"
-        " FROM buzz.relay_invites(%s)",
-        (target.id,),
-    ).fetchall()
+    rows = state.reader().relay_invites(target.id)
     now = dt.datetime.now(dt.UTC)
     invites: list[dict[str, Any]] = []
     for invite_id, created_by, created_at, expires_at, max_uses, use_count, sealed in rows:
@@ -387,7 +382,11 @@ def allowlist_import(file: Any, note: str | None) -> None:
         for chunk in bar:
             try:
                 outcomes = run_write(
-                    state, lambda tx, chunk=chunk: _import_chunk(state, target.id, chunk, note), m
+                    state,
+                    lambda tx, chunk=chunk: tx.allowlist_add_many(
+                        target.id, [pk for _, pk in chunk], note
+                    ),
+                    m,
                 ).outcome
             except Exception as exc:
                 _chunk_failed(exc, chunk, done, counts)
@@ -420,24 +419,6 @@ def allowlist_import(file: Any, note: str | None) -> None:
                 err=True,
             )
         raise click.exceptions.Exit(BAD_INPUT)
-
-
-def _import_chunk(
-    state: State, cid: uuid.UUID, chunk: list[tuple[int, str]], note: str | None
-) -> list[str]:
-    """allowlist_add for every line of the chunk, in the caller's transaction, pipelined."""
-    with state.conn.cursor() as cur:
-        cur.executemany(
-            "SELECT buzz.allowlist_add(%s, %s, %s)",
-            [(cid, pk, note) for _, pk in chunk],
-            returning=True,
-        )
-        outcomes = []
-        while True:
-            outcomes.append(cur.fetchone()[0])
-            if not cur.nextset():
-                break
-    return outcomes
 
 
 def _chunk_failed(

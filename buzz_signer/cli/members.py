@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from ..membership import Member
+from ..membership import Member, Membership
 from ..nostr import KIND_REMOVE_USER
 from ._core import (
     BAD_INPUT,
@@ -98,10 +98,8 @@ def article(role: str | None) -> str:
 
 
 def current_role(conn: Any, cid: Any, pubkey: str) -> str | None:
-    row = conn.execute(
-        "SELECT role FROM buzz.relay_members(%s) WHERE pubkey = %s", (cid, pubkey)
-    ).fetchone()
-    return row[0] if row else None
+    member = Membership(conn, None).relay_member(cid, pubkey)
+    return member.role if member is not None else None
 
 
 @click.command("add-member")
@@ -228,9 +226,7 @@ def branch_below(state: State, target: Community, pubkey: str) -> list[str] | No
     """The members `pubkey` brought in, at any depth, as remove_relay_member's branch takes
     them (by added_by, never the owner nor anyone below the owner); None when `pubkey` is no
     member or is the owner (the database then answers, changing nothing)."""
-    rows = state.conn.execute(
-        "SELECT pubkey, role, added_by FROM buzz.relay_members(%s)", (target.id,)
-    ).fetchall()
+    rows = [(m.pubkey, m.role, m.added_by) for m in state.reader().relay_members(target.id)]
     roles = {pk: role for pk, role, _ in rows}
     if roles.get(pubkey) not in ("admin", "member"):
         return None
@@ -425,29 +421,21 @@ def members(as_hex: bool, role: str | None, tree: bool, invites: bool) -> None:
         raise Failure("--tree draws every member: give --tree or --role, not both", BAD_INPUT)
     state = get_state()
     target = state.resolve()
-    conn = state.conn
     # invites_left per member costs a few index reads each: only when it is shown.
     with_left = invites or state.json
-    rows = conn.execute(
-        "SELECT pubkey, role, added_by, joined_at, roles,"
-        " CASE WHEN %s THEN buzz.invites_left(%s, pubkey) END"
-        " FROM buzz.relay_members(%s)",
-        (with_left, target.id, target.id),
-    ).fetchall()
+    api = state.reader()
+    rows = [tuple(m) for m in api.relay_members(target.id)]
     rows.sort(key=lambda r: (ROLE_RANK.get(r[1], 9), r[0]))
-    left = {r[0]: r[5] for r in rows}
-    rows = [r[:5] for r in rows]
+    left: dict[str, int | None] = {}
+    if with_left:
+        left = {pk: n for pk, _, _, n in api.members_with_invites_left(target.id)}
     if tree:
         _show_tree(state, target, [Member(*r) for r in rows], as_hex, left if with_left else None)
         return
     if role in ROLES:
         rows = [r for r in rows if r[1] == role]
     elif role is not None:
-        defined = conn.execute(
-            "SELECT count(*) FROM buzz.role_definitions(%s) AS d"
-            " WHERE d::jsonb -> 'tags' -> 1 = jsonb_build_array('d', %s::text)",
-            (target.id, role),
-        ).fetchone()[0]
+        defined = any(d["tags"][1] == ["d", role] for d in api.role_definitions(target.id))
         rows = [r for r in rows if role in (r[4] or ())]
         if not defined and not rows:
             raise Failure(
@@ -467,7 +455,7 @@ def members(as_hex: bool, role: str | None, tree: bool, invites: bool) -> None:
                         "roles": list(held or ()),
                         "added_by": by,
                         "joined_at": iso(at),
-                        "invites_left": left[pk],
+                        "invites_left": left.get(pk),
                     }
                     for pk, r, by, at, held in rows
                 ],
@@ -482,7 +470,7 @@ def members(as_hex: bool, role: str | None, tree: bool, invites: bool) -> None:
     if invites:  # before ROLES, which stays the last column
         headers.insert(4, "INVITES LEFT")
         for line, (pk, *_) in zip(shown, rows, strict=True):
-            line.insert(4, _left_words(left[pk]))
+            line.insert(4, _left_words(left.get(pk)))
     for line in table(shown, headers):
         click.echo(line)
     summary = _summary(target, [r[1] for r in rows])
@@ -577,7 +565,7 @@ def _show_tree(
             "joined_at": iso(m.joined_at),
             "brought_in": len(node.children),
             "in_all": node.in_all,
-            "invites_left": left[m.pubkey] if left is not None else None,
+            "invites_left": left.get(m.pubkey) if left is not None else None,
             "children": [as_json(child) for child in node.children],
         }
 
@@ -619,7 +607,7 @@ def _show_tree(
                     count += f", {node.in_all} in all"
             pk = m.pubkey if as_hex else npub(m.pubkey)
             if left is not None:
-                count += f"  invites left: {_left_words(left[m.pubkey])}"
+                count += f"  invites left: {_left_words(left.get(m.pubkey))}"
             click.echo(f"{'  ' * depth}{m.role:<7} {pk}{held}{count}")
             stack.extend((child, depth + 1) for child in reversed(node.children))
     click.echo(_summary(target, [m.role for m in rows]))

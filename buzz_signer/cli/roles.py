@@ -116,12 +116,12 @@ def event_line(event: dict[str, Any]) -> str:
 def _held_by(state: State, target: Community, role: str | None = None) -> dict[str, int]:
     """How many members hold each role (or only `role`): a base role as their `role`, a
     defined one in their `roles`."""
-    rows = state.conn.execute(
-        "SELECT r, count(*) FROM buzz.relay_members(%s) AS m,"
-        " unnest(m.roles || m.role) AS r WHERE %s::text IS NULL OR r = %s GROUP BY r",
-        (target.id, role, role),
-    )
-    return {r: n for r, n in rows}
+    held: dict[str, int] = {}
+    for m in state.reader().relay_members(target.id):
+        for r in (*(m.roles or ()), m.role):
+            if role is None or r == role:
+                held[r] = held.get(r, 0) + 1
+    return held
 
 
 def _role_failure(exc: InvalidRole, role: str) -> Failure:

@@ -37,17 +37,16 @@ from . import (
     verify,
     watch,
 )
-from ._core import (
+from .failures import (
     BAD_INPUT,
     EXIT_CODES_HELP,
     FAILURE,
     CommitUnknown,
     Failure,
-    State,
     failure_from,
-    set_shared,
     show_failure,
 )
+from .state import State, set_shared
 
 __all__ = ["main"]
 

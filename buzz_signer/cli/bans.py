@@ -5,24 +5,11 @@ from __future__ import annotations
 
 import click
 
-from ._core import (
-    IS_OWNER,
-    NOT_FOUND,
-    OK,
-    OPERATOR,
-    PUBKEY,
-    Outcome,
-    actor,
-    community_command,
-    echo_json,
-    get_state,
-    iso,
-    npub,
-    report,
-    run_write,
-    table,
-    write_command,
-)
+from .failures import IS_OWNER, NOT_FOUND, OK
+from .output import actor, echo_json, iso, npub, table
+from .params import PUBKEY
+from .state import community_command, get_state, write_command
+from .writes import OPERATOR, Outcome, report, run_write
 
 BAN = {
     "banned": Outcome(OK, "banned {who}{removed}"),

@@ -6,30 +6,12 @@ from typing import Any
 
 import click
 
-from ._core import (
-    BAD_INPUT,
-    NOT_FOUND,
-    OK,
-    PUBKEY,
-    Community,
-    Failure,
-    Outcome,
-    State,
-    all_communities,
-    confirm,
-    echo_json,
-    find_community,
-    get_state,
-    json_option,
-    key_option,
-    marks_write,
-    npub,
-    report,
-    run_write,
-    table,
-    when,
-    write_command,
-)
+from .config import Community, all_communities, find_community
+from .failures import BAD_INPUT, NOT_FOUND, OK, Failure
+from .output import echo_json, npub, table, when
+from .params import PUBKEY
+from .state import State, get_state, json_option, key_option, marks_write, write_command
+from .writes import Outcome, confirm, report, run_write
 
 CREATE = {
     "created": Outcome(OK, "created community {host} ({id}) owned by {owner}"),

@@ -11,27 +11,11 @@ import click
 
 from ..nip19 import pubkey_to_hex
 from ..nip44 import Nip44Error
-from ._core import (
-    BAD_INPUT,
-    DURATION,
-    NOT_FOUND,
-    OK,
-    OPERATOR,
-    PUBKEY,
-    Failure,
-    Outcome,
-    actor,
-    community_command,
-    echo_json,
-    get_state,
-    iso,
-    npub,
-    progress,
-    report,
-    run_write,
-    table,
-    write_command,
-)
+from .failures import BAD_INPUT, NOT_FOUND, OK, Failure
+from .output import actor, echo_json, iso, npub, progress, table
+from .params import DURATION, PUBKEY
+from .state import community_command, get_state, write_command
+from .writes import OPERATOR, Outcome, report, run_write
 
 CLAIM = {
     "joined": Outcome(OK, "{who} joined with invite ({uses})"),

@@ -8,24 +8,11 @@ from typing import Any
 
 import click
 
-from ._core import (
-    BAD_INPUT,
-    NOT_FOUND,
-    OK,
-    OPERATOR,
-    Outcome,
-    State,
-    community_command,
-    echo_json,
-    get_state,
-    iso,
-    npub,
-    report,
-    run_write,
-    table,
-    write_command,
-)
+from .failures import BAD_INPUT, NOT_FOUND, OK
+from .output import echo_json, iso, npub, table
 from .profile import join_policy_of
+from .state import State, community_command, get_state, write_command
+from .writes import OPERATOR, Outcome, report, run_write
 
 APPROVE = {
     "joined": Outcome(OK, "approved request {id}: {who} joined as member"),

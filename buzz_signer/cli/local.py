@@ -11,17 +11,10 @@ import psycopg
 from .. import migrate as migrations
 from ..keys import RelayKey
 from ..localdb import LocalCluster, LocalClusterError
-from ._core import (
-    BAD_INPUT,
-    FAILURE,
-    LOCAL_DATABASE,
-    Failure,
-    database_url,
-    echo_json,
-    get_state,
-    json_option,
-    wants_local,
-)
+from .config import LOCAL_DATABASE, database_url, wants_local
+from .failures import BAD_INPUT, FAILURE, Failure
+from .output import echo_json
+from .state import get_state, json_option
 
 
 def register(main: click.Group) -> None:

@@ -11,30 +11,12 @@ import click
 
 from ..membership import Member, Membership
 from ..nostr import KIND_REMOVE_USER
-from ._core import (
-    BAD_INPUT,
-    IS_OWNER,
-    NOT_FOUND,
-    OK,
-    PUBKEY,
-    ROLE_MISMATCH,
-    Community,
-    Failure,
-    Outcome,
-    State,
-    actor,
-    community_command,
-    confirm,
-    echo_json,
-    get_state,
-    is_pubkey,
-    iso,
-    npub,
-    report,
-    run_write,
-    table,
-    write_command,
-)
+from .config import Community
+from .failures import BAD_INPUT, IS_OWNER, NOT_FOUND, OK, ROLE_MISMATCH, Failure
+from .output import actor, echo_json, is_pubkey, iso, npub, table
+from .params import PUBKEY
+from .state import State, community_command, get_state, write_command
+from .writes import Outcome, confirm, report, run_write
 
 ROLES = ("owner", "admin", "member")
 ROLE_RANK = {role: i for i, role in enumerate(ROLES)}

@@ -8,20 +8,11 @@ import uuid
 import click
 
 from ..membership import CommunityProfile
-from ._core import (
-    BAD_INPUT,
-    OK,
-    Community,
-    Failure,
-    Outcome,
-    State,
-    community_command,
-    echo_json,
-    get_state,
-    report,
-    run_write,
-    write_command,
-)
+from .config import Community
+from .failures import BAD_INPUT, OK, Failure
+from .output import echo_json
+from .state import State, community_command, get_state, write_command
+from .writes import Outcome, report, run_write
 
 FIELDS = ("name", "description", "icon")
 POLICIES = ("invite", "request", "open")

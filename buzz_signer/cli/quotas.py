@@ -5,18 +5,10 @@ from __future__ import annotations
 
 import click
 
-from ._core import (
-    BAD_INPUT,
-    OK,
-    Failure,
-    Outcome,
-    community_command,
-    echo_json,
-    get_state,
-    report,
-    run_write,
-    write_command,
-)
+from .failures import BAD_INPUT, OK, Failure
+from .output import echo_json
+from .state import community_command, get_state, write_command
+from .writes import Outcome, report, run_write
 
 QUOTA_ROLES = ("admin", "member")
 NO_LIMIT = ("none", "unlimited")

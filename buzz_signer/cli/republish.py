@@ -11,22 +11,11 @@ from ..errors import BuzzError
 from ..signer import (
     RefusedToSign,
 )
-from ._core import (
-    BAD_INPUT,
-    FAILURE,
-    OK,
-    CommitUnknown,
-    Failure,
-    all_communities,
-    echo_json,
-    failure_from,
-    get_state,
-    list_line,
-    progress,
-    report,
-    run_write,
-    write_command,
-)
+from .config import all_communities
+from .failures import BAD_INPUT, FAILURE, OK, CommitUnknown, Failure, failure_from
+from .output import echo_json, list_line, progress
+from .state import get_state, write_command
+from .writes import report, run_write
 
 
 def register(main: click.Group) -> None:

@@ -11,25 +11,12 @@ from ..errors import InvalidRole
 from ..membership import MembershipWrite
 from ..nostr import KIND_DELETION, KIND_ROLE
 from ..signer import BASE_ROLES, is_role_id
-from ._core import (
-    BAD_INPUT,
-    NOT_FOUND,
-    OK,
-    PUBKEY,
-    Community,
-    Failure,
-    Outcome,
-    State,
-    community_command,
-    echo_json,
-    get_state,
-    npub,
-    report,
-    run_write,
-    table,
-    when,
-    write_command,
-)
+from .config import Community
+from .failures import BAD_INPUT, NOT_FOUND, OK, Failure
+from .output import echo_json, npub, table, when
+from .params import PUBKEY
+from .state import State, community_command, get_state, write_command
+from .writes import Outcome, report, run_write
 
 FIELDS = ("label", "description", "color", "order")
 

@@ -6,18 +6,10 @@ import click
 from psycopg import sql
 
 from ..errors import BuzzError
-from ._core import (
-    FAILURE,
-    OK,
-    Failure,
-    confirm,
-    echo_json,
-    get_state,
-    json_option,
-    key_option,
-    marks_write,
-    run_write,
-)
+from .failures import FAILURE, OK, Failure
+from .output import echo_json
+from .state import get_state, json_option, key_option, marks_write
+from .writes import confirm, run_write
 
 
 def register(main: click.Group) -> None:

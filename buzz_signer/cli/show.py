@@ -9,15 +9,10 @@ import click
 from ..nostr import (
     verify_event,
 )
-from ._core import (
-    NOT_FOUND,
-    Failure,
-    community_command,
-    get_state,
-    npub,
-    when,
-)
 from ._live import live_list
+from .failures import NOT_FOUND, Failure
+from .output import npub, when
+from .state import community_command, get_state
 
 
 def register(main: click.Group) -> None:

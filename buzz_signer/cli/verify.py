@@ -26,19 +26,12 @@ from ..signer import (
     RefusedToSign,
     is_role_id,
 )
-from ._core import (
-    BAD_INPUT,
-    FAILURE,
-    OK,
-    PUBKEY,
-    Failure,
-    all_communities,
-    community_command,
-    echo_json,
-    get_state,
-    npub,
-)
 from ._live import live_list, role_of
+from .config import all_communities
+from .failures import BAD_INPUT, FAILURE, OK, Failure
+from .output import echo_json, npub
+from .params import PUBKEY
+from .state import community_command, get_state
 
 EVENT_KEYS = frozenset(("id", "pubkey", "created_at", "kind", "tags", "content", "sig"))
 

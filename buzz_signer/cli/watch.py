@@ -16,19 +16,11 @@ from ..nostr import (
     KIND_MEMBERSHIP_LIST,
     KIND_ROLE,
 )
-from ._core import (
-    BAD_INPUT,
-    Community,
-    Failure,
-    community_command,
-    community_row,
-    echo_json,
-    find_community,
-    get_state,
-    member_count,
-    when,
-)
 from ._live import live_list, role_of
+from .config import Community, community_row, find_community
+from .failures import BAD_INPUT, Failure
+from .output import echo_json, member_count, when
+from .state import community_command, get_state
 
 CHANNEL = "buzz_membership"
 

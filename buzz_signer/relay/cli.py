@@ -17,8 +17,9 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from ..cli._core import BAD_INPUT, Failure, database_url_option, load_key, wants_local
-from ..cli._core import database_url as choose_database
+from ..cli.config import database_url as choose_database
+from ..cli.config import database_url_option, load_key, wants_local
+from ..cli.failures import BAD_INPUT, Failure
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
 from .logs import configure as configure_logs

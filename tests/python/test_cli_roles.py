@@ -793,7 +793,7 @@ def test_watch_says_when_a_role_event_is_no_longer_live(
 ) -> None:
     """A notification read after a newer event of the role replaced it (in process: which
     notification arrives late cannot be arranged from outside)."""
-    from buzz_signer.cli._core import Community as Target
+    from buzz_signer.cli.config import Community as Target
     from buzz_signer.cli.watch import _Watcher
 
     first = mem.define_role(community.cid, "mods", "One").events[0]

@@ -23,8 +23,8 @@ from ..cli.failures import BAD_INPUT, Failure
 from ..keys import InvalidKey
 from .limits import DEFAULT_LIMITS, Limits
 from .logs import configure as configure_logs
-from .management import MAX_INVITE_USES, TTL_SECONDS
 from .moderation import IPNetwork, parse_network
+from .nip86_params import MAX_INVITE_USES, TTL_SECONDS
 from .server import RelayConfig, run
 from .urls import RelayUrl, public_urls
 from .workers import address_in_use, raise_open_files, supervise

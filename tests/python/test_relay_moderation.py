@@ -42,8 +42,9 @@ from relay_client import signed as wire_signed
 from relay_fixtures import Person
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.relay.management import DELEGABLE, Management
+from buzz_signer.relay.management import Management
 from buzz_signer.relay.moderation import Rules, client_address, parse_network
+from buzz_signer.relay.nip86_access import DELEGABLE
 
 pytest_plugins = (
     "fixtures_membership", "relay_fixtures", "nip86_node", "gate_fixtures", "node_clients"

@@ -1,0 +1,75 @@
+"""Who may call which NIP-86 method of a community (SPEC section 7, docs/relay.md "NIP-86
+management"): the owner and admins every method, a member the methods assigned to them,
+anyone `supportedmethods`."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+MANAGERS = frozenset(("owner", "admin"))
+# Never assigned to a member (assignmethod): supportedmethods is anyone's; assignmethod and
+# unassignmethod would let a delegate hand out what nobody gave them, setmemberrole make
+# themselves an admin. disallowpubkey is assigned as unallowpubkey, whose old name it is.
+NEVER_DELEGATED = frozenset(("supportedmethods", "assignmethod", "unassignmethod", "setmemberrole"))
+ALIASES = {"disallowpubkey": "unallowpubkey"}
+# What a member may be assigned: every other method of this relay (buzz_private.delegable_method
+# in the database names the same; a test holds the two equal).
+DELEGABLE = frozenset({
+    *("allowpubkey", "unallowpubkey", "listallowedpubkeys"),
+    *("banpubkey", "unbanpubkey", "listbannedpubkeys"),
+    *("changerelayname", "changerelaydescription", "changerelayicon", "setjoinpolicy"),
+    *("createclaim", "listclaims", "deleteclaim", "listinvites", "revokeinvite"),
+    *("listeventsneedingmoderation", "allowevent", "banevent", "unbanevent", "listbannedevents"),
+    *("allowkind", "disallowkind", "clearkind", "listallowedkinds", "listdisallowedkinds"),
+    *("blockip", "unblockip", "listblockedips", "listmethodassignees"),
+    *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
+    *("removebranch", "setinvitequota", "listinvitequotas", "listinvitetree"),
+})  # fmt: skip
+# Methods that take a member from the community (their first param the pubkey): a member
+# calling them by assignment may not aim them at the owner or an admin.
+REMOVES_A_MEMBER = frozenset(("unallowpubkey", "disallowpubkey", "banpubkey", "removebranch"))
+
+class Caller(NamedTuple):
+    """Who sent the request: the NIP-98 event's author, and their base role (None: not a
+    member)."""
+
+    pubkey: str
+    role: str | None
+    # The methods assigned to them (assignmethod), read for members only.
+    assigned: frozenset[str] = frozenset()
+
+
+def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset()) -> bool:
+    """Who may call what, in one place: anyone with a valid NIP-98 event `supportedmethods`
+    (it answers what else they may call), the owner and admins every method, a member the
+    methods assigned to them (an alias by its name's assignment), a non-member nothing else
+    whatever was assigned to them."""
+    if method == "supportedmethods" or role in MANAGERS:
+        return True
+    return (
+        role is not None
+        and method not in NEVER_DELEGATED
+        and ALIASES.get(method, method) in assigned
+    )
+
+
+def branch(root: str, edges: list[tuple[str, str | None]]) -> set[str]:
+    """`root` and everyone it brought in, recursively, from (member, added_by) pairs."""
+    invitees: dict[str, list[str]] = {}
+    for member, added_by in edges:
+        if added_by is not None:
+            invitees.setdefault(added_by, []).append(member)
+    branch, todo = set(), [root]
+    while todo:
+        member = todo.pop()
+        if member not in branch:
+            branch.add(member)
+            todo.extend(invitees.get(member, ()))
+    return branch
+
+
+def reads_only(method: str) -> bool:
+    """The read methods (SPEC §7), which accept one NIP-98 event more than once."""
+    return method == "supportedmethods" or method.startswith("list")
+
+

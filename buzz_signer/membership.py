@@ -819,6 +819,14 @@ class _MembershipAPI:
         """One member, by primary key; None for a non-member."""
         return self._read(_one_member, "SELECT * FROM buzz.relay_member(%s, %s)", community, pubkey)
 
+    def invite_branch(self, community: Community, pubkey: str) -> list[tuple[str, str]]:
+        """(pubkey, role) of the member and everyone they brought in, recursively, by pubkey:
+        what remove_relay_member(..., with_branch=True) takes; [] for the owner or a
+        non-member."""
+        return self._read(
+            _tuples, "SELECT pubkey, role FROM buzz.invite_branch(%s, %s)", community, pubkey
+        )
+
     def relay_key(self) -> str | None:
         """The relay key the database records (hex); None before the first write."""
         return self._read(_first, "SELECT buzz.relay_key()")

@@ -206,24 +206,10 @@ def remove_member(pubkey: str, if_role: str | None, branch: bool, yes: bool) -> 
 
 def branch_below(state: State, target: Community, pubkey: str) -> list[str] | None:
     """The members `pubkey` brought in, at any depth, as remove_relay_member's branch takes
-    them (by added_by, never the owner nor anyone below the owner); None when `pubkey` is no
-    member or is the owner (the database then answers, changing nothing)."""
-    rows = [(m.pubkey, m.role, m.added_by) for m in state.reader().relay_members(target.id)]
-    roles = {pk: role for pk, role, _ in rows}
-    if roles.get(pubkey) not in ("admin", "member"):
-        return None
-    brought: dict[str, list[str]] = {}
-    for pk, role, by in rows:
-        if role != "owner" and by is not None:
-            brought.setdefault(by, []).append(pk)
-    below: list[str] = []
-    seen = {pubkey}
-    generation = [pubkey]
-    while generation:
-        generation = [pk for by in generation for pk in brought.get(by, ()) if pk not in seen]
-        seen.update(generation)
-        below += generation
-    return below
+    them (buzz.invite_branch); None when `pubkey` is no member or is the owner (the database
+    then answers, changing nothing)."""
+    branch = [pk for pk, _ in state.reader().invite_branch(target.id, pubkey)]
+    return [pk for pk in branch if pk != pubkey] if branch else None
 
 
 def _confirm_branch(state: State, pubkey: str, below: list[str], yes: bool) -> None:

@@ -478,6 +478,10 @@ class DatabaseBackend:
     async def invites_left(self, community: uuid.UUID, pubkey: str) -> int | None:
         return await self._api(lambda m: m.invites_left(community, pubkey))
 
+    async def invite_branch(self, community: uuid.UUID, pubkey: str) -> list[tuple[str, str]]:
+        """(pubkey, role) of the member's branch, as removebranch would take it."""
+        return await self._api(lambda m: m.invite_branch(community, pubkey))
+
     async def invite_tree(
         self, community: uuid.UUID
     ) -> list[tuple[str, str, str | None, int | None]]:

@@ -38,7 +38,6 @@ from .nip86_access import (
     MANAGERS,
     REMOVES_A_MEMBER,
     Caller,
-    branch,
     may_call,
     reads_only,
 )
@@ -220,14 +219,10 @@ class Management:
         target = params[0].lower() if params and isinstance(params[0], str) else ""
         if not is_lower_hex(target, 64):
             return  # the method itself refuses the params
-        if name == "removebranch":
-            # The members alone: the tree's invites left would cost a count per member.
-            members = await self.backend.members(community.id)
-            roles = {m.pubkey: m.role for m in members}
-            going = branch(target, [(m.pubkey, m.added_by) for m in members])
-            spared = any(roles.get(pubkey) in MANAGERS for pubkey in going)
-        else:
-            spared = await self.backend.role_of(community.id, target) in MANAGERS
+        spared = await self.backend.role_of(community.id, target) in MANAGERS
+        if not spared and name == "removebranch":
+            going = await self.backend.invite_branch(community.id, target)
+            spared = any(role in MANAGERS for _, role in going)
         if spared:
             raise Refused(
                 403,

@@ -53,21 +53,6 @@ def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset
     )
 
 
-def branch(root: str, edges: list[tuple[str, str | None]]) -> set[str]:
-    """`root` and everyone it brought in, recursively, from (member, added_by) pairs."""
-    invitees: dict[str, list[str]] = {}
-    for member, added_by in edges:
-        if added_by is not None:
-            invitees.setdefault(added_by, []).append(member)
-    branch, todo = set(), [root]
-    while todo:
-        member = todo.pop()
-        if member not in branch:
-            branch.add(member)
-            todo.extend(invitees.get(member, ()))
-    return branch
-
-
 def reads_only(method: str) -> bool:
     """The read methods (SPEC §7), which accept one NIP-98 event more than once."""
     return method == "supportedmethods" or method.startswith("list")

@@ -32,7 +32,7 @@ INSERT INTO api VALUES
     ('community_id', true), ('relay_members', true), ('member_list', true),
     ('membership_events', true), ('member_list_drift', true), ('communities', true),
     ('role_definitions', true), ('role_deletions', true),
-    ('relay_member', true), ('membership_events_newest', true), ('relay_key', true),
+    ('relay_member', true), ('membership_events_newest', true), ('relay_key', true), ('invite_branch', true),
     -- moderation behind the gate (NIP-86)
     ('ban_event', false), ('unban_event', false), ('allow_kind', false), ('disallow_kind', false),
     ('clear_kind_rule', false), ('block_ip', false), ('unblock_ip', false),

@@ -267,6 +267,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_limit", "integer", 500),
     ],
     "relay_member": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
+    "invite_branch": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.MEMBER)],
     "member_list_drift": [("p_community", "uuid", S.C)],
     "role_definitions": [("p_community", "uuid", S.C)],
     "role_deletions": [("p_community", "uuid", S.C)],
@@ -668,7 +669,7 @@ def _cases() -> list[Case]:
     for f, a in pubkey_args:
         values = BAD_PUBKEYS
         # NULL: any owner; nobody (0 invites, no member row).
-        if a == "p_expected_owner" or f in ("invites_left", "relay_member"):
+        if a == "p_expected_owner" or f in ("invites_left", "relay_member", "invite_branch"):
             values = [(lbl, v) for lbl, v in BAD_PUBKEYS if v is not None]
         add(f, a, values, "BZIPK")
         nul(f, a)
@@ -820,6 +821,8 @@ def _cases() -> list[Case]:
     add("membership_events", "p_community", missing, Noop([]))
     add("relay_member", "p_community", missing, Noop([]))
     add("relay_member", "p_pubkey", [("stranger", S.NEWPK)], Noop([]))
+    add("invite_branch", "p_community", missing, Noop([]))
+    add("invite_branch", "p_pubkey", [("stranger", S.NEWPK), ("NULL", None)], Noop([]))
     # A REQ filter's values are data: what matches nothing finds nothing; too many is 22023.
     add("membership_events_newest", "p_community", missing, Noop([]))
     for a in ("p_ids", "p_members"):

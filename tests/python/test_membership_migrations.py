@@ -31,6 +31,7 @@ SCHEMAS = ("buzz", "buzz_private")
 READ_FUNCTIONS = {
     "community_id",
     "relay_key",
+    "invite_branch",
     "relay_member",
     "membership_events_newest",
     "relay_members",

@@ -59,6 +59,7 @@ READ_FUNCTIONS = frozenset(
         "community_id", "relay_members", "member_list", "membership_events", "member_list_drift",
         "role_definitions", "role_deletions", "community_profile", "banned_pubkeys",
         "join_requests", "relay_member", "membership_events_newest", "relay_key",
+        "invite_branch",
     }
 )  # fmt: skip
 # Reads granted to buzz_writer only: who invited whom is not for readers, nor the relay's

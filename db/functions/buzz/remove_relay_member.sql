@@ -2,11 +2,11 @@
 --   -> text
 -- Removes a member or admin. The owner is never removed (transfer ownership first).
 -- Without the branch, the members it brought in stay and are re-attached (their added_by
--- becomes its added_by). With p_with_branch, everyone it brought in, recursively (by
--- added_by), is removed too, in this transaction: one list, one 8001 each; the owner is never
--- taken (nor anyone below the owner, who stays with their inviter), and whoever stays while
--- their inviter goes is re-attached. Either way the departed members' invites are revoked
--- (release_departed).
+-- becomes its added_by). With p_with_branch, its branch (invite_branch: everyone it brought
+-- in, recursively, by added_by; never the owner, nor anyone below the owner, who stays with
+-- their inviter) is removed too, in this transaction: one list, one 8001 each; whoever stays
+-- while their inviter goes is re-attached. Either way the departed members' invites are
+-- revoked (release_departed).
 -- Outcomes: 'removed'; 'not_member', 'is_owner' (no change).
 -- Raises: BZIPK, 22023 (p_with_branch NULL), BZISO, BZNCM, BZARC.
 -- Locks: community FOR KEY SHARE; with the branch, the ban lock exclusive (lock_bans: a join
@@ -21,7 +21,6 @@ AS $$
 DECLARE
     v_pubkey text := buzz_private.normalize_pubkey(p_pubkey, 'p_pubkey');
     v_branch text[];
-    v_generation text[];
     v_gone text[];
     v_parents text[];
 BEGIN
@@ -37,22 +36,9 @@ BEGIN
         END IF;
     ELSIF buzz_private.member_role(p_community, v_pubkey) IN ('admin', 'member') THEN
         PERFORM buzz_private.lock_bans(p_community, true);
-        -- The branch, a generation a statement (read after the ban lock: every join that
-        -- committed is seen, and none is under way). A loop of added_by ends where it
-        -- comes back.
-        v_branch := ARRAY[v_pubkey];
-        v_generation := v_branch;
-        LOOP
-            v_generation := ARRAY(
-                SELECT m.pubkey::text
-                FROM buzz_private.relay_members m
-                WHERE m.community_id = p_community AND m.added_by = ANY (v_generation)
-                  AND m.role <> 'owner'
-                EXCEPT
-                SELECT b.pubkey FROM pg_catalog.unnest(v_branch) AS b (pubkey));
-            EXIT WHEN pg_catalog.cardinality(v_generation) = 0;
-            v_branch := v_branch || v_generation;
-        END LOOP;
+        -- The branch (invite_branch), read after the ban lock: every join that committed is
+        -- seen, and none is under way.
+        v_branch := ARRAY(SELECT b.pubkey FROM buzz.invite_branch(p_community, v_pubkey) b);
         PERFORM FROM buzz_private.relay_members m
         WHERE m.community_id = p_community
           AND (m.pubkey = ANY (v_branch) OR m.added_by = ANY (v_branch))

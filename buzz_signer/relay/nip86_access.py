@@ -7,24 +7,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 MANAGERS = frozenset(("owner", "admin"))
-# Never assigned to a member (assignmethod): supportedmethods is anyone's; assignmethod and
-# unassignmethod would let a delegate hand out what nobody gave them, setmemberrole make
-# themselves an admin. disallowpubkey is assigned as unallowpubkey, whose old name it is.
-NEVER_DELEGATED = frozenset(("supportedmethods", "assignmethod", "unassignmethod", "setmemberrole"))
+# A member is assigned methods by their request names; disallowpubkey is unallowpubkey, whose
+# old name it is. Which methods may be assigned is the database's rule alone
+# (buzz_private.delegable_method, through buzz.assign_method): it holds no other.
 ALIASES = {"disallowpubkey": "unallowpubkey"}
-# What a member may be assigned: every other method of this relay (buzz_private.delegable_method
-# in the database names the same; a test holds the two equal).
-DELEGABLE = frozenset({
-    *("allowpubkey", "unallowpubkey", "listallowedpubkeys"),
-    *("banpubkey", "unbanpubkey", "listbannedpubkeys"),
-    *("changerelayname", "changerelaydescription", "changerelayicon", "setjoinpolicy"),
-    *("createclaim", "listclaims", "deleteclaim", "listinvites", "revokeinvite"),
-    *("listeventsneedingmoderation", "allowevent", "banevent", "unbanevent", "listbannedevents"),
-    *("allowkind", "disallowkind", "clearkind", "listallowedkinds", "listdisallowedkinds"),
-    *("blockip", "unblockip", "listblockedips", "listmethodassignees"),
-    *("createrole", "editrole", "deleterole", "assignrole", "unassignrole", "listroles"),
-    *("removebranch", "setinvitequota", "listinvitequotas", "listinvitetree"),
-})  # fmt: skip
 # Methods that take a member from the community (their first param the pubkey): a member
 # calling them by assignment may not aim them at the owner or an admin.
 REMOVES_A_MEMBER = frozenset(("unallowpubkey", "disallowpubkey", "banpubkey", "removebranch"))
@@ -42,15 +28,12 @@ class Caller(NamedTuple):
 def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset()) -> bool:
     """Who may call what, in one place: anyone with a valid NIP-98 event `supportedmethods`
     (it answers what else they may call), the owner and admins every method, a member the
-    methods assigned to them (an alias by its name's assignment), a non-member nothing else
-    whatever was assigned to them."""
+    methods assigned to them (an alias by its name's assignment; the database assigns no
+    method a delegate could hand out more with), a non-member nothing else whatever was
+    assigned to them."""
     if method == "supportedmethods" or role in MANAGERS:
         return True
-    return (
-        role is not None
-        and method not in NEVER_DELEGATED
-        and ALIASES.get(method, method) in assigned
-    )
+    return role is not None and ALIASES.get(method, method) in assigned
 
 
 def reads_only(method: str) -> bool:

@@ -3,7 +3,8 @@
 -- Never assignable: supportedmethods (anyone may call it), assignmethod and unassignmethod (a
 -- delegate could hand out what nobody gave them), setmemberrole (a delegate could make
 -- themselves an admin), and disallowpubkey, the old name of unallowpubkey (assign that).
--- buzz_signer.relay.management.DELEGABLE names the same methods; a test holds the two equal.
+-- The one list of them: the relay honours assignments as stored (a test holds every method
+-- of buzz-relay assignable here but those five).
 -- Raises 22023 (invalid_parameter_value) for NULL or any other name.
 CREATE OR REPLACE FUNCTION buzz_private.delegable_method(p_method text)
 RETURNS text

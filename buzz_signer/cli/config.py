@@ -19,6 +19,7 @@ from ..errors import (
 from ..keys import InvalidKey, RelayKey
 from ..localdb import LocalCluster, LocalClusterError
 from ..membership import Membership
+from ..relay.urls import normalize_host
 from .failures import BAD_INPUT, FAILURE, NOT_FOUND, Failure, first_line
 
 LOCAL_DATABASE = "buzz"
@@ -92,23 +93,20 @@ def load_key(key_file: Path | None) -> RelayKey:
 
 
 def host_from_relay_url(relay_url: str) -> str:
-    """RELAY_URL's host as communities are keyed: lower-cased, with its port when it has one.
-
-    wss://Relay.Example.org:443/path -> relay.example.org:443; wss://relay.example.org ->
-    relay.example.org; a bare relay.example.org:7447 is taken as a host.
-    """
+    """RELAY_URL's host as the relay names it (relay/urls.py's normalize_host, the one rule):
+    lower-cased, with its port unless it is the scheme's default, which a client's Host header
+    leaves out. wss://Relay.Example.org:443/path -> relay.example.org; wss://h:8443 -> h:8443;
+    a bare relay.example.org:7447 is taken as a host, its port kept."""
     text = relay_url.strip()
     parts = urlsplit(text if "://" in text else "//" + text)
-    host = parts.hostname
     try:
-        port = parts.port
+        _ = parts.port
     except ValueError:
         raise Failure("RELAY_URL has an invalid port", BAD_INPUT) from None
-    if not host:
-        raise Failure(
-            "RELAY_URL has no host; set it like wss://relay.example.org", BAD_INPUT
-        ) from None
-    return f"{host.lower()}:{port}" if port is not None else host.lower()
+    host = normalize_host(text)
+    if host is None:
+        raise Failure("RELAY_URL has no host; set it like wss://relay.example.org", BAD_INPUT)
+    return host
 
 
 class Community(NamedTuple):

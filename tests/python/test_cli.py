@@ -302,10 +302,13 @@ def test_the_community_comes_from_relay_url_or_community(
     expect(fast("-c", str(a), "members", "-c", str(a)), 0)
     expect(fast("-c", str(a), "members", "-c", str(b)), 1, "different values")
 
+    # A URL's default port is the host a client's Host header names (relay/urls.py), another
+    # port another host.
+    assert owners(fast("members", "--json", RELAY_URL="wss://relay.example.org:443")) == [a_owner]
     unmapped = expect(
-        fast("add-member", new_pubkey(), RELAY_URL="wss://relay.example.org:443"),
+        fast("add-member", new_pubkey(), RELAY_URL="wss://relay.example.org:8443"),
         2,
-        "relay.example.org:443",
+        "relay.example.org:8443",
         "nothing was changed",
     )
     assert "RELAY_URL" in unmapped.err

@@ -6,14 +6,6 @@
 BEGIN;
 \ir lib/fixtures.sql
 
-CREATE FUNCTION pg_temp.brought(p_community uuid, p_n integer, p_added_by text) RETURNS integer
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM buzz.add_relay_member(p_community, pg_temp.pk(p_n), 'member', p_added_by);
-    PERFORM pg_temp.flush();
-    RETURN 1;
-END
-$$;
 CREATE FUNCTION pg_temp.branch(p_community uuid, p_n integer) RETURNS text[] LANGUAGE sql
 RETURN ARRAY(SELECT b.pubkey FROM buzz.invite_branch(p_community, pg_temp.pk(p_n)) b);
 CREATE FUNCTION pg_temp.pks(VARIADIC p_n integer[]) RETURNS text[] LANGUAGE sql

@@ -30,15 +30,6 @@ RETURN EXISTS (SELECT FROM pg_locks l
                WHERE l.pid = pg_backend_pid() AND l.locktype = 'advisory' AND l.objsubid = 2
                  AND l.classid = 5 AND l.mode = 'ExclusiveLock' AND l.granted
                  AND l.objid::bigint = (hashtext(p_community::text)::bigint & 4294967295));
--- Adds a member brought in by p_added_by, and publishes: 1.
-CREATE FUNCTION pg_temp.brought(p_community uuid, p_n integer, p_added_by text) RETURNS integer
-LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM buzz.add_relay_member(p_community, pg_temp.pk(p_n), 'member', p_added_by);
-    PERFORM pg_temp.flush();
-    RETURN 1;
-END
-$$;
 
 SELECT plan(66);
 

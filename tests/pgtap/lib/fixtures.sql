@@ -313,3 +313,12 @@ END;
 -- The expected shape of an event with empty content (see shapes): tags exactly the text given.
 CREATE FUNCTION pg_temp.shape(p_kind integer, p_tags text) RETURNS text LANGUAGE sql IMMUTABLE
 RETURN '[0,' || to_json(pg_temp.relay_pubkey())::text || ',T,' || p_kind::text || ',' || p_tags || ',""]';
+-- Adds the member pk(p_n), brought in by p_added_by, and publishes: 1.
+CREATE FUNCTION pg_temp.brought(p_community uuid, p_n integer, p_added_by text) RETURNS integer
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM buzz.add_relay_member(p_community, pg_temp.pk(p_n), 'member', p_added_by);
+    PERFORM pg_temp.flush();
+    RETURN 1;
+END
+$$;

@@ -317,25 +317,25 @@ class DatabaseBackend:
         listed = tx.published.snapshot if tx.published is not None else None
         return outcomes, None if listed is None else listed["created_at"]
 
-    async def leave(self, community: uuid.UUID, pubkey: str) -> str:
+    async def remove_relay_member(self, community: uuid.UUID, pubkey: str) -> str:
         write = await self._api(lambda m: m.remove_relay_member(community, pubkey))
         return write.outcome
 
     # For NIP-86 management (management.py) ------------------------------------------
 
-    async def allow(self, community: uuid.UUID, pubkey: str, by: str) -> str:
+    async def add_relay_member(self, community: uuid.UUID, pubkey: str, by: str) -> str:
         write = await self._api(
             lambda m: m.add_relay_member(community, pubkey, "member", by)
         )
         return write.outcome
 
-    async def members(self, community: uuid.UUID) -> list[Member]:
+    async def relay_members(self, community: uuid.UUID) -> list[Member]:
         return await self._api(lambda m: m.relay_members(community))
 
-    async def invites(self, community: uuid.UUID) -> list[InviteRecord]:
+    async def relay_invites(self, community: uuid.UUID) -> list[InviteRecord]:
         return await self._api(lambda m: m.relay_invites(community))
 
-    async def create_invite(
+    async def create_relay_invite(
         self,
         community: uuid.UUID,
         requester: str,
@@ -353,10 +353,10 @@ class DatabaseBackend:
         )
         return invite.invite_id, invite.code, int(invite.expires_at.timestamp())
 
-    async def revoke_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
+    async def revoke_relay_invite(self, community: uuid.UUID, invite_id: uuid.UUID) -> str:
         return await self._api(lambda m: m.revoke_relay_invite(community, invite_id))
 
-    async def set_member_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
+    async def update_relay_member_role(self, community: uuid.UUID, pubkey: str, role: str) -> str:
         """A member's base role, admin or member: update_relay_member_role's outcome."""
         write = await self._api(
             lambda m: m.update_relay_member_role(community, pubkey, role)
@@ -417,10 +417,10 @@ class DatabaseBackend:
 
     # The community's profile, bans and join requests (SPEC §3) --------------------
 
-    async def profile(self, community: uuid.UUID) -> CommunityProfile | None:
+    async def community_profile(self, community: uuid.UUID) -> CommunityProfile | None:
         return await self._api(lambda m: m.community_profile(community))
 
-    async def set_profile(self, community: uuid.UUID, field: str, value: str | None) -> str:
+    async def set_community_profile(self, community: uuid.UUID, field: str, value: str | None) -> str:
         return await self._api(lambda m: m.set_community_profile(community, field, value))
 
     async def set_join_policy(self, community: uuid.UUID, policy: str) -> str:
@@ -433,26 +433,26 @@ class DatabaseBackend:
             community, Join(pubkey, request_id=request_id, note=note)
         )
 
-    async def ban(
+    async def ban_pubkey(
         self, community: uuid.UUID, pubkey: str, reason: str | None, by: str | None
     ) -> str:
         write = await self._api(lambda m: m.ban_pubkey(community, pubkey, reason, by))
         return write.outcome
 
-    async def unban(self, community: uuid.UUID, pubkey: str) -> str:
+    async def unban_pubkey(self, community: uuid.UUID, pubkey: str) -> str:
         return await self._api(lambda m: m.unban_pubkey(community, pubkey))
 
-    async def bans(self, community: uuid.UUID) -> list[Ban]:
+    async def banned_pubkeys(self, community: uuid.UUID) -> list[Ban]:
         return await self._api(lambda m: m.banned_pubkeys(community))
 
     async def join_requests(self, community: uuid.UUID) -> list[JoinRequest]:
         return await self._api(lambda m: m.join_requests(community))
 
-    async def approve_request(self, community: uuid.UUID, request_id: str, by: str) -> str:
+    async def approve_join_request(self, community: uuid.UUID, request_id: str, by: str) -> str:
         write = await self._api(lambda m: m.approve_join_request(community, request_id, by))
         return write.outcome
 
-    async def reject_request(
+    async def reject_join_request(
         self, community: uuid.UUID, request_id: str, reason: str | None
     ) -> str:
         return await self._api(

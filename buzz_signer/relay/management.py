@@ -240,12 +240,12 @@ class Management:
 
     async def _allowpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, _ = nip86_params.pubkey_and_reason(params)
-        await self.backend.allow(community.id, pubkey, caller.pubkey)
+        await self.backend.add_relay_member(community.id, pubkey, caller.pubkey)
         return True
 
     async def _unallowpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, _ = nip86_params.pubkey_and_reason(params)
-        if await self.backend.leave(community.id, pubkey) == "is_owner":
+        if await self.backend.remove_relay_member(community.id, pubkey) == "is_owner":
             raise Refused(
                 400, "restricted: the owner cannot be disallowed (transfer ownership first)"
             )
@@ -253,23 +253,23 @@ class Management:
 
     async def _listallowedpubkeys(self, community: Community, caller: Caller, params: list[Any]):
         return [
-            {"pubkey": m.pubkey, "reason": m.role} for m in await self.backend.members(community.id)
+            {"pubkey": m.pubkey, "reason": m.role} for m in await self.backend.relay_members(community.id)
         ]
 
     async def _banpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, reason = nip86_params.pubkey_and_reason(params)
-        if await self.backend.ban(community.id, pubkey, reason, caller.pubkey) == "is_owner":
+        if await self.backend.ban_pubkey(community.id, pubkey, reason, caller.pubkey) == "is_owner":
             raise Refused(400, "restricted: the owner cannot be banned (transfer ownership first)")
         return True
 
     async def _unbanpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, _ = nip86_params.pubkey_and_reason(params)
-        await self.backend.unban(community.id, pubkey)
+        await self.backend.unban_pubkey(community.id, pubkey)
         return True
 
     async def _listbannedpubkeys(self, community: Community, caller: Caller, params: list[Any]):
         return [
-            {"pubkey": b.pubkey, "reason": b.reason} for b in await self.backend.bans(community.id)
+            {"pubkey": b.pubkey, "reason": b.reason} for b in await self.backend.banned_pubkeys(community.id)
         ]
 
     # The community's profile and join policy ---------------------------------------
@@ -279,7 +279,7 @@ class Management:
             nip86_params.arity(params, 1, 1, f"[{field}]")
             # A client clearing a field sends ""; the database clears it with NULL.
             value = nip86_params.text(params[0], f"the {field}", optional=True) or None
-            await self.backend.set_profile(community.id, field, value)
+            await self.backend.set_community_profile(community.id, field, value)
             return True
 
         return change
@@ -299,7 +299,7 @@ class Management:
         max_uses = nip86_params.bounded(max_uses, self.claim_max_uses, (1, MAX_INVITE_USES), "max uses")
         ttl = nip86_params.bounded(ttl, self.claim_ttl_seconds, TTL_SECONDS, "ttl seconds")
         try:
-            await self.backend.create_invite(
+            await self.backend.create_relay_invite(
                 community.id, caller.pubkey, max_uses, ttl, code=claim, sealed=self.key.seal(claim)
             )
         except InviteQuotaExhausted:
@@ -318,7 +318,7 @@ class Management:
         by another key (one since rotated) are left out, and counted in the log."""
         now = dt.datetime.now(dt.UTC)
         opened, unopened = [], 0
-        for invite in reversed(await self.backend.invites(community.id)):
+        for invite in reversed(await self.backend.relay_invites(community.id)):
             if invite.sealed is None or not nip86_params.is_live(invite, now):
                 continue
             try:
@@ -343,7 +343,7 @@ class Management:
         wanted = nip86_params.claim(params, "[claim]").lower()
         for invite, claim in await self._live_claims(community):
             if claim.lower() == wanted:
-                return await self.backend.revoke_invite(community.id, invite.invite_id) == "revoked"
+                return await self.backend.revoke_relay_invite(community.id, invite.invite_id) == "revoked"
         return False
 
     async def _listinvites(self, community: Community, caller: Caller, params: list[Any]):
@@ -356,7 +356,7 @@ class Management:
                 "use_count": i.use_count,
                 "max_uses": i.max_uses,
             }
-            for i in await self.backend.invites(community.id)
+            for i in await self.backend.relay_invites(community.id)
         ]
 
     async def _revokeinvite(self, community: Community, caller: Caller, params: list[Any]):
@@ -369,7 +369,7 @@ class Management:
             invite_id = None
         if invite_id is None:
             raise Refused(400, "invalid params: [invite id], the id a UUID as listinvites gives")
-        return await self.backend.revoke_invite(community.id, invite_id) == "revoked"
+        return await self.backend.revoke_relay_invite(community.id, invite_id) == "revoked"
 
     # Join requests: the events needing moderation -----------------------------------
 
@@ -383,7 +383,7 @@ class Management:
 
     async def _allowevent(self, community: Community, caller: Caller, params: list[Any]):
         request_id, _ = nip86_params.event_id_and_reason(params)
-        outcome = await self.backend.approve_request(community.id, request_id, caller.pubkey)
+        outcome = await self.backend.approve_join_request(community.id, request_id, caller.pubkey)
         if outcome == "not_found":
             raise Refused(400, "invalid params: that id is not a pending join request")
         if outcome == "banned":
@@ -397,7 +397,7 @@ class Management:
         # A pending join request is an event needing moderation: banning it rejects it. Any
         # other event is banned behind the gate (dropped from the upstream's answers, refused
         # when published).
-        if await self.backend.reject_request(community.id, event_id, reason) == "not_found":
+        if await self.backend.reject_join_request(community.id, event_id, reason) == "not_found":
             await self.backend.ban_event(community.id, event_id, reason, caller.pubkey)
         return True
 
@@ -509,7 +509,7 @@ class Management:
             raise Refused(400, "invalid params: [pubkey (64 hex characters), admin or member]")
         pubkey = nip86_params.pubkey(params)
         role = nip86_params.text(params[1], "the role")
-        outcome = await self.backend.set_member_role(community.id, pubkey, role)
+        outcome = await self.backend.update_relay_member_role(community.id, pubkey, role)
         if outcome == "not_member":
             raise Refused(400, "invalid params: that pubkey is not a member (allowpubkey it first)")
         if outcome == "is_owner":

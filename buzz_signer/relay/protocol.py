@@ -156,7 +156,7 @@ class Backend(RateStore, Protocol):
         self, community: uuid.UUID, pubkey: str, request_id: str, note: str | None
     ) -> str: ...
 
-    async def leave(self, community: uuid.UUID, pubkey: str) -> str: ...
+    async def remove_relay_member(self, community: uuid.UUID, pubkey: str) -> str: ...
 
 
 class Observer:
@@ -748,7 +748,7 @@ class RelaySession:
         self._require_fresh(event)
         self._require_author(event)
         outcome = await self._write(
-            "leave", self._backend.leave(self.community.id, event["pubkey"])
+            "leave", self._backend.remove_relay_member(self.community.id, event["pubkey"])
         )
         return _LEAVE_ANSWERS.get(outcome, _UNEXPECTED)
 

@@ -502,7 +502,7 @@ async def _profile(state: _State, community: Community) -> CommunityProfile | No
     """The community's profile; None when the database does not answer (the document is
     served without it rather than not at all)."""
     try:
-        return await state.backend.profile(community.id)
+        return await state.backend.community_profile(community.id)
     except BuzzError as exc:
         if unreachable(exc):
             raise  # 503 (_while_the_database_is_down)

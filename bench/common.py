@@ -209,6 +209,16 @@ def database_options(ap: argparse.ArgumentParser, default_db: str) -> None:
     ap.add_argument("--drop", action="store_true", help="drop the database at the end")
 
 
+def raise_lead_bound(url: str) -> None:
+    """The database's lead bound raised for a run (BENCH_LEAD_BOUND_S): a benchmark writes
+    hundreds of lists of one community in seconds, which run created_at far ahead of the
+    clock."""
+    with psycopg.connect(url, autocommit=True) as su:
+        su.execute(
+            "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
+        )
+
+
 def fresh_database(admin_url: str | None, dbname: str, who: str = "bench") -> tuple[str, str]:
     """(the admin URL, the URL of `dbname` created again and migrated); the local cluster,
     started if need be, unless `admin_url` names another server."""

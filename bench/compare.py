@@ -39,7 +39,7 @@ from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
 from buzz_signer.migrate import upgrade
 
-from .common import BENCH_LEAD_BOUND_S, REPO, new_community, new_pubkey, recreate
+from .common import REPO, new_community, new_pubkey, raise_lead_bound, recreate
 from .cpu import CLK_TCK, BackendClock
 
 WHO = "compare"
@@ -70,10 +70,7 @@ def migrate_from(tree: Path, url: str) -> None:
 
 def prepared(url: str, key: RelayKey, sizes: Sequence[int]) -> tuple[Membership, dict[int, Any]]:
     """A Membership on `url` and a community per size, the lead bound raised for the run."""
-    with psycopg.connect(url, autocommit=True) as su:
-        su.execute(
-            "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
-        )
+    raise_lead_bound(url)
     m = Membership.connect(url, key)
     communities = {n: new_community(m, f"compare-{n}.example", n) for n in sizes}
     with psycopg.connect(url, autocommit=True) as su:

@@ -46,13 +46,13 @@ from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 
 from .common import (
-    BENCH_LEAD_BOUND_S,
     database_options,
     drop,
     fresh_database,
     log,
     new_community,
     new_pubkey,
+    raise_lead_bound,
     report_targets,
     summary,
 )
@@ -354,11 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     admin_url, url = fresh_database(args.admin_url, dbname, WHO)
     try:
-        # The fills write thousands of lists of one community in seconds.
-        with psycopg.connect(url, autocommit=True) as su:
-            su.execute(
-                "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
-            )
+        raise_lead_bound(url)
         results = asyncio.run(measure(url, plan, args.out))
     finally:
         if args.drop:

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import psycopg
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from buzz_signer.keys import RelayKey
@@ -51,12 +50,12 @@ from buzz_signer.nip19 import encode_npub
 from buzz_signer.relay.page import ASSET_DIR
 
 from .common import (
-    BENCH_LEAD_BOUND_S,
     Alternator,
     database_options,
     drop,
     fresh_database,
     new_community,
+    raise_lead_bound,
 )
 from .common import log as common_log
 from .wire import RelayUnderTest, free_port
@@ -410,11 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     admin_url, url = fresh_database(args.admin_url, dbname, "bench.page")
     load_before = os.getloadavg()
     try:
-        # Dozens of lists of one community in a minute run created_at ahead of the clock.
-        with psycopg.connect(url, autocommit=True) as su:
-            su.execute(
-                "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
-            )
+        raise_lead_bound(url)
         results = measure(url, plan, args.out)
     finally:
         if args.drop:

@@ -48,16 +48,13 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import psycopg
 from coincurve import PrivateKey
 
 from buzz_signer.keys import RelayKey
-from buzz_signer.localdb import LocalCluster
 from buzz_signer.membership import Membership
-from buzz_signer.migrate import upgrade
 from buzz_signer.nostr import event_id, serialize_event
 
-from .common import BENCH_LEAD_BOUND_S, DEFAULT_OUT, drop, recreate
+from .common import database_options, drop, fresh_database, raise_lead_bound, report_targets
 
 DEFAULT_DB = "buzz_bench_wire"
 TARGET_PUSH_MEDIAN_MS = 50.0
@@ -571,38 +568,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--quick", action="store_true", help="smoke run: 50 and 200 subscribers, 20 joins"
     )
     ap.add_argument("--lean-client", nargs=2, metavar=("URL", "N"), help=argparse.SUPPRESS)
-    ap.add_argument("--db", default=None, help=f"database to (re)create (default {DEFAULT_DB})")
-    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory")
-    ap.add_argument("--admin-url", default=None, help="superuser URL (default: local cluster)")
-    ap.add_argument("--drop", action="store_true", help="drop the database at the end")
+    database_options(ap, DEFAULT_DB)
     args = ap.parse_args(argv)
     if args.lean_client:
         asyncio.run(lean_client(args.lean_client[0], int(args.lean_client[1])))
         return 0
     plan = QUICK if args.quick else FULL
     dbname = args.db or (f"{DEFAULT_DB}_quick" if args.quick else DEFAULT_DB)
-    admin_url = args.admin_url or LocalCluster().start().url("postgres")
     args.out.mkdir(parents=True, exist_ok=True)
-    url = recreate(admin_url, dbname)
+    admin_url, url = fresh_database(args.admin_url, dbname, "bench.wire")
     try:
-        upgrade(url)
-        # Hundreds of lists of one community in seconds run created_at far ahead of the clock.
-        with psycopg.connect(url, autocommit=True) as su:
-            su.execute(
-                "UPDATE buzz_private.settings SET max_list_lead_seconds = %s", (BENCH_LEAD_BOUND_S,)
-            )
+        raise_lead_bound(url)
         results = asyncio.run(measure(url, plan, args.out))
     finally:
         if args.drop:
             drop(admin_url, dbname)
-    results["targets"] = [{"target": t, "value": v, "result": r} for t, v, r in targets(results)]
-    path = args.out / "wire.json"
-    path.write_text(json.dumps(results, indent=2) + "\n")
-    width = max(len(t) for t, _, _ in targets(results))
-    print(f"\n{'wire target':<{width}}  value  result")
-    for t, v, r in targets(results):
-        print(f"{t:<{width}}  {v}  {r}")
-    print(f"\nwrote {path}")
+    report_targets("wire", results, targets(results), args.out)
     return 0
 
 

@@ -238,8 +238,10 @@ async def _log_request(request: web.Request, handler: Any) -> web.StreamResponse
             )  # fmt: skip
 
 
-def _address(request: web.Request) -> str:
-    client = _client(request)
+def _address(request: web.Request, client: IPAddress | None = None) -> str:
+    """The client's address as the log and the bound per address name it: `client` when
+    already read, else read (moderation.client_address)."""
+    client = client if client is not None else _client(request)
     return str(client) if client is not None else request.remote or "?"
 
 
@@ -620,7 +622,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
     # Behind a trusted proxy, the client's own address: for the bound per address and the
     # failed claims, as for blocks.
     client = _client(request)
-    address = _address(request)
+    address = _address(request, client)
     if state.per_ip[address] >= limits.max_connections_per_ip:
         state.metrics.request("connection", "too_many")
         await ws.send_str(

@@ -13,24 +13,28 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
-    db = f"buzz_bench_smoke_{os.getpid()}"
+def quick(module: str, admin_url: str, out: Path) -> tuple[subprocess.CompletedProcess[str], Any]:
+    """`python -m bench.<module> --quick` on a database of its own (dropped after): the run and
+    what it wrote (`<out>/<name>.json`, bench.run's as bench.json)."""
+    db = f"buzz_bench_{module}_smoke_{os.getpid()}"
     run = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--quick", "--admin-url", admin_url,
-         "--db", db, "--out", str(tmp_path), "--drop"],
-        check=False,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        [sys.executable, "-m", f"bench.{module}", "--quick", "--admin-url", admin_url,
+         "--db", db, "--out", str(out), "--drop"],
+        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
         stdin=subprocess.DEVNULL,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-    results = json.loads((tmp_path / "bench.json").read_text())
+    name = "bench" if module == "run" else module
+    return run, json.loads((out / f"{name}.json").read_text())
+
+
+def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
+    run, results = quick("run", admin_url, tmp_path)
 
     meta = results["meta"]
     assert meta["quick"] is True and meta["sizes"] == [10, 100]
@@ -117,15 +121,7 @@ def test_quick_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None
 
 
 def test_quick_wire_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
-    db = f"buzz_bench_wire_smoke_{os.getpid()}"
-    run = subprocess.run(
-        [sys.executable, "-m", "bench.wire", "--quick", "--admin-url", admin_url,
-         "--db", db, "--out", str(tmp_path), "--drop"],
-        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    results = json.loads((tmp_path / "wire.json").read_text())
+    _, results = quick("wire", admin_url, tmp_path)
     figures = results["figures"]
     n = results["plan"]["subscribers"]
     # Every subscriber got every list (bench.wire fails otherwise): pushes x subscribers.
@@ -142,15 +138,7 @@ def test_quick_wire_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
 
 
 def test_quick_facing_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
-    db = f"buzz_bench_facing_smoke_{os.getpid()}"
-    run = subprocess.run(
-        [sys.executable, "-m", "bench.facing", "--quick", "--admin-url", admin_url,
-         "--db", db, "--out", str(tmp_path), "--drop"],
-        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    results = json.loads((tmp_path / "facing.json").read_text())
+    _, results = quick("facing", admin_url, tmp_path)
     plan, figures = results["plan"], results["figures"]
     readers, flood = figures["readers"], figures["flood"]
     assert readers["rss_mb_baseline"] > 0 and readers["rss_mb_peak"] >= readers["rss_mb_baseline"]
@@ -163,15 +151,7 @@ def test_quick_facing_bench_writes_every_figure(admin_url: str, tmp_path: Path) 
 
 
 def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) -> None:
-    db = f"buzz_bench_page_smoke_{os.getpid()}"
-    run = subprocess.run(
-        [sys.executable, "-m", "bench.page", "--quick", "--admin-url", admin_url,
-         "--db", db, "--out", str(tmp_path), "--drop"],
-        check=False, cwd=REPO, capture_output=True, text=True, timeout=300,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout + run.stderr
-    results = json.loads((tmp_path / "page.json").read_text())
+    _, results = quick("page", admin_url, tmp_path)
     plan, figures = results["plan"], results["figures"]
     assert results["sizes"] == [plan["size"], 10]
     keys = ("open_ms", "open_frame_ms", "open_list_arrived_ms", "open_in_page_ms", "update_ms",

@@ -142,24 +142,37 @@ def _admin_execute(admin_url: str, *statements) -> None:
 
 
 def _drop(admin_url: str, name: str) -> None:
+    """Drop the database `name` on one server (the hook the secret watch scans through)."""
+    _drop_database(admin_url, name)
+
+
+def _drop_database(url: str, name: str) -> None:
+    """DROP DATABASE ... WITH (FORCE), tried again while a session holds on: FORCE waits 5 s
+    for the sessions it ends, and on a loaded machine a Citus maintenance daemon can start
+    again within them."""
+    import time
+
+    import psycopg
     from psycopg import sql
 
-    _admin_execute(
-        admin_url, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-    )
+    stmt = sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+    for attempt in range(3):
+        try:
+            _admin_execute(url, stmt)
+            return
+        except psycopg.errors.ObjectInUse:
+            if attempt == 2:
+                raise
+            time.sleep(1)
 
 
 def _drop_everywhere(servers: list[str], name: str) -> None:
     """Drop `name` on the server, or on every node of the cluster: the coordinator first,
     through `_drop` (which the secret watch scans, and which reads the workers' shards), then
     the workers' copies."""
-    from psycopg import sql
-
     _drop(servers[0], name)
     for url in servers[1:]:
-        _admin_execute(
-            url, sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+        _drop_database(url, name)
 
 
 @contextmanager

@@ -265,12 +265,22 @@ class _WritePaths:
         )
 
     def remove_relay_member(
-        self, community: Community, pubkey: str, with_branch: bool = False
+        self,
+        community: Community,
+        pubkey: str,
+        with_branch: bool = False,
+        *,
+        spare_admins: bool = False,
     ) -> str:
         """with_branch: everyone the member brought in, recursively, goes too (never the
-        owner); without it they stay, re-attached to the member's inviter."""
+        owner); without it they stay, re-attached to the member's inviter. spare_admins: a
+        delegate's removal, which reaches no admin ('admin_spared')."""
         return self._value(
-            "SELECT buzz.remove_relay_member(%s, %s, %s)", community, pubkey, with_branch
+            "SELECT buzz.remove_relay_member(%s, %s, %s, %s)",
+            community,
+            pubkey,
+            with_branch,
+            spare_admins,
         )
 
     def remove_relay_member_if_role(self, community: Community, pubkey: str, role: str) -> str:
@@ -312,9 +322,17 @@ class _WritePaths:
         pubkey: str,
         reason: str | None = None,
         banned_by: str | None = None,
+        *,
+        spare_admins: bool = False,
     ) -> str:
+        """spare_admins: a delegate's ban, which reaches no admin ('admin_spared')."""
         return self._value(
-            "SELECT buzz.ban_pubkey(%s, %s, %s, %s)", community, pubkey, reason, banned_by
+            "SELECT buzz.ban_pubkey(%s, %s, %s, %s, %s)",
+            community,
+            pubkey,
+            reason,
+            banned_by,
+            spare_admins,
         )
 
     def request_membership(

@@ -317,8 +317,12 @@ class DatabaseBackend:
         listed = tx.published.snapshot if tx.published is not None else None
         return outcomes, None if listed is None else listed["created_at"]
 
-    async def remove_relay_member(self, community: uuid.UUID, pubkey: str) -> str:
-        write = await self._api(lambda m: m.remove_relay_member(community, pubkey))
+    async def remove_relay_member(
+        self, community: uuid.UUID, pubkey: str, *, spare_admins: bool = False
+    ) -> str:
+        write = await self._api(
+            lambda m: m.remove_relay_member(community, pubkey, spare_admins=spare_admins)
+        )
         return write.outcome
 
     # For NIP-86 management (management.py) ------------------------------------------
@@ -434,9 +438,17 @@ class DatabaseBackend:
         )
 
     async def ban_pubkey(
-        self, community: uuid.UUID, pubkey: str, reason: str | None, by: str | None
+        self,
+        community: uuid.UUID,
+        pubkey: str,
+        reason: str | None,
+        by: str | None,
+        *,
+        spare_admins: bool = False,
     ) -> str:
-        write = await self._api(lambda m: m.ban_pubkey(community, pubkey, reason, by))
+        write = await self._api(
+            lambda m: m.ban_pubkey(community, pubkey, reason, by, spare_admins=spare_admins)
+        )
         return write.outcome
 
     async def unban_pubkey(self, community: uuid.UUID, pubkey: str) -> str:
@@ -461,11 +473,15 @@ class DatabaseBackend:
 
     # Invitations: quotas and branches (SPEC §3) -----------------------------------
 
-    async def remove_branch(self, community: uuid.UUID, pubkey: str) -> tuple[str, int]:
+    async def remove_branch(
+        self, community: uuid.UUID, pubkey: str, *, spare_admins: bool = False
+    ) -> tuple[str, int]:
         """The member and everyone they brought in, recursively, in one transaction:
         remove_relay_member's outcome and how many went (one 8001 each)."""
         write = await self._api(
-            lambda m: m.remove_relay_member(community, pubkey, with_branch=True)
+            lambda m: m.remove_relay_member(
+                community, pubkey, with_branch=True, spare_admins=spare_admins
+            )
         )
         return write.outcome, sum(1 for ev in write.events if ev["kind"] == KIND_REMOVE_USER)
 
@@ -477,10 +493,6 @@ class DatabaseBackend:
 
     async def invites_left(self, community: uuid.UUID, pubkey: str) -> int | None:
         return await self._api(lambda m: m.invites_left(community, pubkey))
-
-    async def invite_branch(self, community: uuid.UUID, pubkey: str) -> list[tuple[str, str]]:
-        """(pubkey, role) of the member's branch, as removebranch would take it."""
-        return await self._api(lambda m: m.invite_branch(community, pubkey))
 
     async def invite_tree(
         self, community: uuid.UUID

@@ -30,16 +30,9 @@ from ..errors import (
 from ..keys import RelayKey
 from ..membership import InviteRecord
 from ..nip44 import Nip44Error
-from ..nostr import is_lower_hex
 from . import nip86_params
 from .identity import RETIRED
-from .nip86_access import (
-    MANAGERS,
-    REMOVES_A_MEMBER,
-    Caller,
-    may_call,
-    reads_only,
-)
+from .nip86_access import MANAGERS, Caller, may_call, reads_only
 from .nip86_params import INT4, MAX_INVITE_USES, QUOTA_ROLES, TTL_SECONDS
 from .nip98 import USED_ALREADY, Refused, authenticated, fresh_until
 from .protocol import NO_INVITES_LEFT, Community
@@ -58,6 +51,15 @@ CONTENT_TYPE = "application/nostr+json+rpc"
 
 
 Method = Callable[[Community, Caller, list[Any]], Awaitable[Any]]
+
+
+def _refuse_if_spared(caller: Caller, outcome: str) -> None:
+    """A delegate's removal or ban that the database refused because it reached the owner or
+    an admin (or, for a branch, one in it)."""
+    if outcome == "admin_spared" or (caller.delegate and outcome == "is_owner"):
+        raise Refused(
+            403, "restricted: a member with assigned methods cannot act on the owner or an admin"
+        )
 
 
 class Management:
@@ -170,8 +172,6 @@ class Management:
                     "restricted: only the community's owner, an admin, or a member this method"
                     " was assigned to may call it",
                 )
-            if caller.role not in MANAGERS and name in REMOVES_A_MEMBER:
-                await self._spare_managers(community, name, params)
             return 200, {"result": await self._methods[name](community, caller, params)}
         except Refused as refused:
             return refused.status, {"error": str(refused)}
@@ -211,23 +211,6 @@ class Management:
             return Caller(pubkey, role)
         return Caller(pubkey, role, await self.backend.assigned_methods(community.id, pubkey))
 
-    async def _spare_managers(self, community: Community, name: str, params: list[Any]) -> None:
-        """A member removing someone by an assigned method: never the owner or an admin, nor,
-        for a branch, anyone in it who is one. (Checked in a read before the write: a promotion
-        committed in between is not seen, as for any check made before a call.)"""
-        target = params[0].lower() if params and isinstance(params[0], str) else ""
-        if not is_lower_hex(target, 64):
-            return  # the method itself refuses the params
-        spared = await self.backend.role_of(community.id, target) in MANAGERS
-        if not spared and name == "removebranch":
-            going = await self.backend.invite_branch(community.id, target)
-            spared = any(role in MANAGERS for _, role in going)
-        if spared:
-            raise Refused(
-                403,
-                "restricted: a member with assigned methods cannot act on the owner or an admin",
-            )
-
     async def _supportedmethods(self, community: Community, caller: Caller, params: list[Any]):
         # As NIP-86 says: the other methods (those this caller may call).
         return [
@@ -245,7 +228,11 @@ class Management:
 
     async def _unallowpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, _ = nip86_params.pubkey_and_reason(params)
-        if await self.backend.remove_relay_member(community.id, pubkey) == "is_owner":
+        outcome = await self.backend.remove_relay_member(
+            community.id, pubkey, spare_admins=caller.delegate
+        )
+        _refuse_if_spared(caller, outcome)
+        if outcome == "is_owner":
             raise Refused(
                 400, "restricted: the owner cannot be disallowed (transfer ownership first)"
             )
@@ -258,7 +245,11 @@ class Management:
 
     async def _banpubkey(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, reason = nip86_params.pubkey_and_reason(params)
-        if await self.backend.ban_pubkey(community.id, pubkey, reason, caller.pubkey) == "is_owner":
+        outcome = await self.backend.ban_pubkey(
+            community.id, pubkey, reason, caller.pubkey, spare_admins=caller.delegate
+        )
+        _refuse_if_spared(caller, outcome)
+        if outcome == "is_owner":
             raise Refused(400, "restricted: the owner cannot be banned (transfer ownership first)")
         return True
 
@@ -522,7 +513,10 @@ class Management:
 
     async def _removebranch(self, community: Community, caller: Caller, params: list[Any]):
         pubkey, _ = nip86_params.pubkey_and_reason(params)
-        outcome, removed = await self.backend.remove_branch(community.id, pubkey)
+        outcome, removed = await self.backend.remove_branch(
+            community.id, pubkey, spare_admins=caller.delegate
+        )
+        _refuse_if_spared(caller, outcome)
         if outcome == "is_owner":
             raise Refused(400, "restricted: the owner cannot be removed (transfer ownership first)")
         return {"removed": removed}

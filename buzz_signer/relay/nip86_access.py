@@ -11,9 +11,7 @@ MANAGERS = frozenset(("owner", "admin"))
 # old name it is. Which methods may be assigned is the database's rule alone
 # (buzz_private.delegable_method, through buzz.assign_method): it holds no other.
 ALIASES = {"disallowpubkey": "unallowpubkey"}
-# Methods that take a member from the community (their first param the pubkey): a member
-# calling them by assignment may not aim them at the owner or an admin.
-REMOVES_A_MEMBER = frozenset(("unallowpubkey", "disallowpubkey", "banpubkey", "removebranch"))
+
 
 class Caller(NamedTuple):
     """Who sent the request: the NIP-98 event's author, and their base role (None: not a
@@ -23,6 +21,12 @@ class Caller(NamedTuple):
     role: str | None
     # The methods assigned to them (assignmethod), read for members only.
     assigned: frozenset[str] = frozenset()
+
+    @property
+    def delegate(self) -> bool:
+        """Calling by assignment: a removal or ban of theirs spares the owner and admins,
+        which the database decides as it writes (p_spare_admins)."""
+        return self.role not in MANAGERS
 
 
 def may_call(role: str | None, method: str, assigned: frozenset[str] = frozenset()) -> bool:

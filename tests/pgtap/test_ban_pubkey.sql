@@ -1,5 +1,6 @@
 -- buzz.ban_pubkey(p_community uuid, p_pubkey text, p_reason text DEFAULT NULL,
---                 p_banned_by text DEFAULT NULL) -> text
+--                 p_banned_by text DEFAULT NULL, p_spare_admins boolean DEFAULT false) -> text
+-- (p_spare_admins: test_delegates_spare_admins)
 -- Outcomes banned (a member is removed: an 8001 and a new list; a non-member is banned
 -- without a list), already_banned (the first reason and banner kept), is_owner (nothing
 -- changes); a pending join request dropped; the ban keeping the pubkey out of every path
@@ -28,7 +29,7 @@ RETURN throws_ok(format('SELECT buzz.ban_pubkey(%s)', p_args), p_code, NULL, p_d
 
 SELECT plan(78);
 
-SELECT function_returns('buzz', 'ban_pubkey', ARRAY['uuid', 'text', 'text', 'text'], 'text',
+SELECT function_returns('buzz', 'ban_pubkey', ARRAY['uuid', 'text', 'text', 'text', 'boolean'], 'text',
                         'ban_pubkey returns text');
 
 SELECT pg_temp.community() AS c \gset
@@ -181,7 +182,7 @@ SELECT ok(NOT pg_temp.is_banned(:'c', pg_temp.pk(10)) AND NOT pg_temp.is_banned(
           'the refused calls banned and removed nobody and owe no list');
 
 -- BZISO: the guard is in the body (the error itself is tested by pytest, see the header)
-SELECT ok(pg_get_functiondef('buzz.ban_pubkey(uuid, text, text, text)'::regprocedure)
+SELECT ok(pg_get_functiondef('buzz.ban_pubkey(uuid, text, text, text, boolean)'::regprocedure)
           ~ 'PERFORM buzz_private\.require_read_committed\(\)',
           'ban_pubkey calls buzz_private.require_read_committed (BZISO)');
 

@@ -1,5 +1,6 @@
 -- Branches of the invite tree (SPEC section 3, amended 2026-12-02):
---   buzz.remove_relay_member(p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false)
+--   buzz.remove_relay_member(p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false,
+--                            p_spare_admins boolean DEFAULT false)
 -- With the branch, everyone the member brought in, recursively (by added_by), goes too, in
 -- one list with one 8001 each; the owner is never taken (nor those below it); a loop of
 -- added_by ends; net effect within a transaction. Re-attachment on every departure path
@@ -33,10 +34,10 @@ RETURN EXISTS (SELECT FROM pg_locks l
 
 SELECT plan(66);
 
-SELECT function_returns('buzz', 'remove_relay_member', ARRAY['uuid', 'text', 'boolean'], 'text',
-                        'remove_relay_member takes p_with_branch and returns text');
-SELECT is((SELECT pg_get_function_arguments('buzz.remove_relay_member(uuid, text, boolean)'::regprocedure)),
-          'p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false',
+SELECT function_returns('buzz', 'remove_relay_member', ARRAY['uuid', 'text', 'boolean', 'boolean'],
+                        'text', 'remove_relay_member takes p_with_branch and returns text');
+SELECT is((SELECT pg_get_function_arguments('buzz.remove_relay_member(uuid, text, boolean, boolean)'::regprocedure)),
+          'p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false, p_spare_admins boolean DEFAULT false',
           '... false by default, so two arguments still call it');
 
 SELECT pg_temp.community() AS c \gset

@@ -1,5 +1,6 @@
--- buzz.remove_relay_member(p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false)
---   -> text, called here with two arguments (the branch: test_remove_relay_member_branch)
+-- buzz.remove_relay_member(p_community uuid, p_pubkey text, p_with_branch boolean DEFAULT false,
+--                          p_spare_admins boolean DEFAULT false) -> text, called here with two
+-- arguments (the branch: test_invite_branches; p_spare_admins: test_delegates_spare_admins)
 -- Outcomes removed / not_member / is_owner, the members and the live list after each, the
 -- 8001 a removal owes (none for a pubkey added and removed in one transaction), argument
 -- errors (BZIPK, BZNCM, BZARC) and who may call it. BZISO is covered by pytest: this suite
@@ -10,7 +11,7 @@ BEGIN;
 
 SELECT plan(49);
 
-SELECT function_returns('buzz', 'remove_relay_member', ARRAY['uuid', 'text', 'boolean'],
+SELECT function_returns('buzz', 'remove_relay_member', ARRAY['uuid', 'text', 'boolean', 'boolean'],
                         'text', 'remove_relay_member returns text');
 
 SELECT pg_temp.community() AS c \gset
@@ -102,7 +103,7 @@ SELECT pg_temp.members_are(:'archived', $$VALUES (pg_temp.pk(0), 'owner'), (pg_t
 SELECT ok(NOT pg_temp.marked(), 'the failed calls owe no list');
 
 -- BZISO: the guard is in the body (the error itself is tested by pytest, see the header)
-SELECT ok(pg_get_functiondef('buzz.remove_relay_member(uuid, text, boolean)'::regprocedure)
+SELECT ok(pg_get_functiondef('buzz.remove_relay_member(uuid, text, boolean, boolean)'::regprocedure)
           ~ 'PERFORM buzz_private\.require_read_committed\(\)',
           'remove_relay_member calls buzz_private.require_read_committed (BZISO)');
 

@@ -31,6 +31,7 @@ from functools import partial
 from typing import Any
 
 import psycopg
+import pytest
 from fixtures_membership import (
     assert_list_event,
     assert_live_list,
@@ -491,4 +492,44 @@ def test_a_departure_waits_for_a_held_assignment_then_takes_it_back(
         assert removing.result().outcome == "removed"
     assert _assigned(su, cid) == [(other, "banevent")]
     assert member not in members_of(reader, cid)
+    assert reader.member_list_drift() == []
+
+
+# ------------------------------------------------------------------ a delegate's limits
+
+
+@pytest.mark.parametrize("call", ["remove", "branch", "ban"])
+def test_a_delegates_removal_waits_for_a_held_promotion_then_spares_the_admin(
+    db_url, mem, reader, su, key, community, call
+):
+    """A promotion to admin holds its transaction open; a delegate's removal (of the promoted
+    member, or of the branch above them) or ban waits for it, then answers admin_spared and
+    changes nothing: the limit is decided on the rows as locked, not on a read before."""
+    cid, inviter, promoted = community.cid, new_pubkey(), new_pubkey()
+    mem.add_relay_member(cid, inviter)
+    mem.add_relay_member(cid, promoted, "member", inviter)
+    target = inviter if call == "branch" else promoted
+    with Stage(db_url, key) as stage:
+        m = stage.membership()
+        pid = backend_pid(m.conn)
+        promotion = stage.raw_writer()
+        assert (
+            promotion.value("SELECT buzz.update_relay_member_role(%s, %s, 'admin')", cid, promoted)
+            == "updated"
+        )
+        delegates_call = {
+            "remove": lambda: m.remove_relay_member(cid, target, spare_admins=True),
+            "branch": lambda: m.remove_relay_member(cid, target, True, spare_admins=True),
+            "ban": lambda: m.ban_pubkey(cid, target, None, new_pubkey(), spare_admins=True),
+        }[call]
+        removing = stage.background(delegates_call, call)
+        wait_until_blocked(su, pid, promotion.pid, call=removing)
+        promotion.prepare()
+        promotion.sign_and_insert()
+        promotion.commit()
+        assert removing.result().outcome == "admin_spared"
+    assert members_of(reader, cid) == {
+        community.owner: "owner", inviter: "member", promoted: "admin"
+    }
+    assert reader.banned_pubkeys(cid) == []
     assert reader.member_list_drift() == []

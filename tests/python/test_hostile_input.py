@@ -163,6 +163,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_community", "uuid", S.C),
         ("p_pubkey", "text", S.MEMBER),
         ("p_with_branch", "boolean", False),
+        ("p_spare_admins", "boolean", False),
     ],
     "remove_relay_member_if_role": [
         ("p_community", "uuid", S.C),
@@ -203,6 +204,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_pubkey", "text", S.NEWPK),
         ("p_reason", "text", None),
         ("p_banned_by", "text", None),
+        ("p_spare_admins", "boolean", False),
     ],
     "unban_pubkey": [("p_community", "uuid", S.C), ("p_pubkey", "text", S.NEWPK)],
     "set_join_policy": [("p_community", "uuid", S.C), ("p_policy", "text", "invite")],
@@ -979,6 +981,8 @@ def _cases() -> list[Case]:
     add("set_invite_quota", "p_quota", [("-1", -1), ("int-min", -(2**31))], "22023")
     add("set_invite_quota", "p_quota", [("same-quota", 0)], Noop([("unchanged",)]))
     add("remove_relay_member", "p_with_branch", [("NULL", None)], "22023")
+    for f in ("remove_relay_member", "ban_pubkey"):
+        add(f, "p_spare_admins", [("NULL", None)], "22023")
 
     # Moderation behind the gate: event ids like request ids, kinds, addresses, methods.
     for f in ("ban_event", "unban_event"):

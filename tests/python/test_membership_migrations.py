@@ -424,9 +424,13 @@ SHARED_FUNCTIONS = {
 }  # fmt: skip
 
 
-# What the revisions after 0011 add (0013: reads by an index): a downgrade below them drops it.
+# What the revisions after 0011 add (0013: reads by an index; 0014: remove_relay_member and
+# ban_pubkey spare admins): a downgrade below them drops it.
 LATER_INDEXES = {"membership_events_by_id", "membership_events_by_member"}
-LATER_FUNCTIONS = {("buzz", "membership_events_newest"), ("buzz", "relay_member")}
+LATER_FUNCTIONS = {
+    ("buzz", "membership_events_newest"), ("buzz", "relay_member"),
+    ("buzz", "remove_relay_member"), ("buzz", "ban_pubkey"),
+}  # fmt: skip
 
 
 def assert_downgrade_undoes(

@@ -31,11 +31,12 @@ from ..keys import RelayKey
 from ..membership import InviteRecord
 from ..nip44 import Nip44Error
 from . import nip86_params
+from .answers import answer
 from .identity import RETIRED
 from .nip86_access import MANAGERS, Caller, may_call, reads_only
 from .nip86_params import INT4, MAX_INVITE_USES, QUOTA_ROLES, TTL_SECONDS
 from .nip98 import USED_ALREADY, Refused, authenticated, fresh_until
-from .protocol import NO_INVITES_LEFT, Community
+from .protocol import Community
 from .urls import RelayNames
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ class Management:
         except InvalidArgument as exc:
             return 400, {"error": f"invalid params: {nip86_params.in_our_words(str(exc))}"}
         except CommunityArchived:
-            return 400, {"error": "restricted: this community is archived"}
+            return 400, {"error": answer("archived")}
         except BuzzError as exc:
             # Never the database's own words: they may name the community's id.
             if isinstance(exc, ListTooFarAhead):
@@ -297,7 +298,7 @@ class Management:
             # The caller's quota (SPEC §3): none left, or fewer than the uses asked for.
             left = await self.backend.invites_left(community.id, caller.pubkey)
             if not left:
-                raise Refused(403, NO_INVITES_LEFT) from None
+                raise Refused(403, answer("no_invites_left")) from None
             invites = "1 invite" if left == 1 else f"{left} invites"
             raise Refused(
                 403, f"restricted: you have {invites} left; ask for at most {left} uses."

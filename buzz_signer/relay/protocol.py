@@ -50,6 +50,7 @@ from ..nostr import (
     verify_event,
 )
 from ..signer import Signer
+from .answers import answer
 from .filters import Filter, InvalidFilter, WireEvent, parse_filter
 from .identity import RETIRED
 from .limits import (
@@ -66,7 +67,6 @@ from .urls import RelayNames
 log = logging.getLogger("buzz_relay")
 
 __all__ = [
-    "NO_INVITES_LEFT",
     "SERVED_KINDS",
     "Backend",
     "Community",
@@ -88,7 +88,6 @@ FRESH_SECONDS = 600
 INVITE_TTL_SECONDS = 72 * 3600
 # The refusal of an invite to someone whose quota is spent (SPEC §3 "Invitations: quotas and
 # branches"): the 28935 REQ's CLOSED, and NIP-86 createclaim's error, say it in these words.
-NO_INVITES_LEFT = "restricted: you have no invites left."
 MAX_SUBSCRIPTION_ID = 64
 MAX_CLAIM = 256
 # A join request's content is kept as its note: this long at most, without the control
@@ -583,13 +582,10 @@ class RelaySession:
         # How many a member may mint is the database's to say (invites_left: the owner always,
         # admins and members by the community's quotas); a non-member is refused before any write.
         if await self._backend.role_of(self.community.id, requester) is None:
-            raise _Refused(
-                "restricted: only the community's members may request invites", "restricted"
-            )
+            raise _Refused(answer("members_only_invites"), "restricted")
         if not await self._counted(self._invites.allow(f"{self.community.id}/{requester}")):
             raise _Refused(
-                f"rate-limited: at most {self._limits.invites_per_hour} invites per hour",
-                "rate_limited",
+                answer("invites_limited", per_hour=self._limits.invites_per_hour), "rate_limited"
             )
         started = time.perf_counter()
         try:
@@ -597,9 +593,9 @@ class RelaySession:
                 self.community.id, requester, INVITE_TTL_SECONDS
             )
         except CommunityArchived:
-            raise _Refused("restricted: this community is archived", "archived") from None
+            raise _Refused(answer("archived"), "archived") from None
         except InviteQuotaExhausted:
-            raise _Refused(NO_INVITES_LEFT, "no_invites_left") from None
+            raise _Refused(answer("no_invites_left"), "no_invites_left") from None
         self._observer.write("invite", "minted", time.perf_counter() - started)
         invite = self._signer.invite(code, requester, expiration, now)
         text = json.dumps(invite, separators=(",", ":"), ensure_ascii=False)
@@ -692,7 +688,7 @@ class RelaySession:
         # ["claim", ""] (or a bare ["claim"]) is a join without a claim, as clients send it.
         code = claim[1] if claim is not None and len(claim) > 1 else ""
         if len(code) > MAX_CLAIM:
-            raise _Refused(f"invalid: an invite code is at most {MAX_CLAIM} characters", "invalid")
+            raise _Refused(answer("too_long", max=MAX_CLAIM), "invalid")
         self._require_fresh(event)
         if _first_tag(event, "-") is not None:
             self._require_author(event)
@@ -704,16 +700,13 @@ class RelaySession:
             windows.append((self._joins_per_address, f"address:{self._address}"))
         for window, key in windows:
             if await self._counted(window.reached(key)):
-                raise _Refused(
-                    "rate-limited: too many joins from your address or key; try again later.",
-                    "rate_limited",
-                )
-        ok, answer = await (self._claim(event, code) if code else self._request(event))
-        joined = ok and not answer.startswith("duplicate:")
-        if joined or answer == _PENDING[1]:  # a member more, or a request kept
+                raise _Refused(answer("joins_limited"), "rate_limited")
+        ok, said = await (self._claim(event, code) if code else self._request(event))
+        if said in (answer("welcome", host=self.community.host), answer("pending")):
+            # A member more, or a request kept.
             for window, key in windows:
                 await self._counted(window.allow(key))
-        return ok, answer
+        return ok, said
 
     async def _claim(self, event: dict[str, Any], code: str) -> tuple[bool, str]:
         pubkey = event["pubkey"]
@@ -721,15 +714,13 @@ class RelaySession:
         if self._address is not None:
             counted.append(f"address:{self._address}")
         if await self._counted(self._failed_claims.reached(*counted)):
-            raise _Refused("rate-limited: too many failed claims; try again later.", "rate_limited")
+            raise _Refused(answer("failed_claims"), "rate_limited")
         outcome = await self._write(
             "join", self._backend.claim_invite(self.community.id, code, pubkey)
         )
         if outcome in _FAILED_CLAIMS:
             await self._counted(self._failed_claims.allow(*counted))
-        if outcome == "joined":
-            return True, f"info: welcome to {self.community.host}!"
-        return _JOIN_ANSWERS.get(outcome, _UNEXPECTED)
+        return self._answer(_CLAIM_ANSWERS, outcome)
 
     async def _request(self, event: dict[str, Any]) -> tuple[bool, str]:
         """A join without a claim: the community's join policy answers (request_membership)."""
@@ -738,9 +729,7 @@ class RelaySession:
             "request_membership",
             self._backend.request_membership(self.community.id, event["pubkey"], event["id"], note),
         )
-        if outcome == "joined":
-            return True, f"info: welcome to {self.community.host}!"
-        return _REQUEST_ANSWERS.get(outcome, _UNEXPECTED)
+        return self._answer(_REQUEST_ANSWERS, outcome)
 
     async def _leave(self, event: dict[str, Any]) -> tuple[bool, str]:
         # AUTH as the author, asked whatever the tags: a stronger proof than NIP-70's "-",
@@ -750,7 +739,16 @@ class RelaySession:
         outcome = await self._write(
             "leave", self._backend.remove_relay_member(self.community.id, event["pubkey"])
         )
-        return _LEAVE_ANSWERS.get(outcome, _UNEXPECTED)
+        return self._answer(_LEAVE_ANSWERS, outcome)
+
+    def _answer(self, words: dict[str, str | None], outcome: str) -> tuple[bool, str]:
+        """OK's accepted and message for a request's outcome (answers.json, by word)."""
+        if outcome not in words:
+            return _UNEXPECTED
+        word = words[outcome]
+        if word is None:  # a leave: OK true, with nothing to say
+            return True, ""
+        return word in _ACCEPTED, answer(word, host=self.community.host)
 
     async def _counted(self, call: Awaitable[bool]) -> bool:
         """Await a shared window's answer; a database that does not answer as a refusal."""
@@ -782,7 +780,7 @@ class RelaySession:
         try:
             return await call
         except CommunityArchived:
-            raise _Refused("restricted: this community is archived", "archived") from None
+            raise _Refused(answer("archived"), "archived") from None
         except ListTooFarAhead:
             raise _Refused(
                 "error: too many membership changes right now; try again in a minute", "lagging"
@@ -801,28 +799,26 @@ class RelaySession:
 
 _REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")
-_DUPLICATE = (True, "duplicate: you are already a member of this relay.")
-_BANNED = (False, "blocked: you are banned from this community.")
-_PENDING = (False, "restricted: your request to join is pending approval.")
-_JOIN_ANSWERS = {
-    "already_member": _DUPLICATE,
-    "expired": (False, "restricted: that invite code is expired."),
-    "invalid": (False, "restricted: that invite code is invalid."),
-    "exhausted": (False, "restricted: that invite code has been used up."),
-    "banned": _BANNED,
+# The database's outcome of each request, by the word of its answer (answers.json); OK's
+# accepted is true for these words alone.
+_ACCEPTED = frozenset(("welcome", "already_member"))
+_CLAIM_ANSWERS: dict[str, str | None] = {
+    "joined": "welcome",
+    "already_member": "already_member",
+    "expired": "expired",
+    "invalid": "invalid",
+    "exhausted": "used_up",
+    "banned": "banned",
 }
 # The claims a guesser makes: counted per address and per pubkey (Limits.max_failed_claims).
 _FAILED_CLAIMS = frozenset(("expired", "invalid", "exhausted"))
-_REQUEST_ANSWERS = {
-    "already_member": _DUPLICATE,
-    "banned": _BANNED,
-    "closed": (False, "restricted: this community requires a claim to join."),
-    "requested": _PENDING,
-    "already_requested": _PENDING,
-    "rejected": (False, "restricted: your request to join was declined; you may ask again later."),
+_REQUEST_ANSWERS: dict[str, str | None] = {
+    "joined": "welcome",
+    "already_member": "already_member",
+    "banned": "banned",
+    "closed": "closed",
+    "requested": "pending",
+    "already_requested": "pending",
+    "rejected": "declined",
 }
-_LEAVE_ANSWERS = {
-    "removed": (True, ""),
-    "not_member": (False, "restricted: you are not a member of this relay."),
-    "is_owner": (False, "restricted: the owner cannot leave; transfer ownership first."),
-}
+_LEAVE_ANSWERS: dict[str, str | None] = {"removed": None, "not_member": "not_member", "is_owner": "is_owner"}

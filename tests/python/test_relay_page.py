@@ -21,6 +21,7 @@ from fixtures_membership import new_host
 from relay_fixtures import Person, Relay, RelayProcess
 
 from buzz_signer.membership import CommunityProfile, Membership
+from buzz_signer.relay.answers import ANSWERS
 from buzz_signer.relay.page import ASSET_DIR, Assets, InviteLink, member_count, render
 from buzz_signer.relay.protocol import Community
 
@@ -309,6 +310,17 @@ def test_assets_are_hashed_immutable_and_typed(relay: Relay):
     app_js = relay.process.get(urls["app.js"] or "")[1]
     assert "13534" in app_js and "application/nostr+json" in app_js
     assert "http://" not in app_js.replace("http://www.w3.org", "")
+
+
+def test_the_page_bundles_the_answers_the_relay_gives():
+    """The page knows the relay's answers by the table the relay answers from: every message
+    of answers.json is in the built bundle (a bundle older than the table would miss one),
+    and each starts with a NIP-01 prefix, the part the page and clients read first."""
+    manifest = json.loads((ASSET_DIR / "manifest.json").read_text())
+    bundle = (ASSET_DIR / manifest["app.js"]).read_text()
+    for word, message in ANSWERS.items():
+        assert message in bundle, word
+        assert re.fullmatch(r"[a-z-]+: \S.*", message), word
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 // Joining (SPEC sections 7 and 8): an invite link's one-click join (/?claim=<code>), and for a
 // visitor without one, a request to join or a join, as the community's policy allows (the
 // server draws it on #join as data-join-policy). The person's own view is you.js's.
+import { answerWord } from './answers.js'
 import { askRelay, communityName, relayWords, say, signerHelp, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
 import { h } from './dom.js'
@@ -11,25 +12,25 @@ const KIND_JOIN_REQUEST = 28934
 const MAX_NOTE = 1000 // the relay keeps this much of a note, and drops the rest
 const FLOTILLA_JOIN = 'https://app.flotilla.social/join'
 
-// The relay's refusals of a 28934 (SPEC section 7, word for word), by what the page calls them.
-const REFUSALS = [
-  ['that invite code is expired.', 'expired'],
-  ['that invite code is invalid.', 'invalid'],
-  ['an invite code is at most', 'invalid'],
-  ['that invite code has been used up.', 'used_up'],
-  ['you are banned from this community.', 'banned'],
-  ['your request to join is pending approval.', 'pending'],
-  ['this community requires a claim to join.', 'closed'],
-  ['your request to join was declined', 'declined'],
-  ['this community is archived', 'archived'],
-]
-
-// What the relay's OK to a 28934 means: joined, already_member, one of REFUSALS' outcomes,
+// What the relay's OK to a 28934 means: joined, already_member, a refusal of JOIN_REFUSALS,
 // rate_limited, or error.
 export function joinOutcome(answer) {
   if (answer.accepted) return answer.prefix === 'duplicate' ? 'already_member' : 'joined'
   if (answer.prefix === 'rate-limited') return 'rate_limited'
-  return REFUSALS.find(([words]) => answer.message.includes(words))?.[1] ?? 'error'
+  return JOIN_REFUSALS[answerWord(answer.message)] ?? 'error'
+}
+
+// The relay's refusals of a 28934 (answers.js), by what the page calls them.
+const JOIN_REFUSALS = {
+  expired: 'expired',
+  invalid: 'invalid',
+  too_long: 'invalid',
+  used_up: 'used_up',
+  banned: 'banned',
+  pending: 'pending',
+  closed: 'closed',
+  declined: 'declined',
+  archived: 'archived',
 }
 
 const SENTENCES = {

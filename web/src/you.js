@@ -4,6 +4,7 @@
 // after a confirmation on the page). It follows the live list: a person removed or banned
 // elsewhere sees it change.
 import { logIn } from './account.js'
+import { answerWord } from './answers.js'
 import { askRelay, communityName, relayWords, say, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
 import { inviteLink } from './desk/invites.js'
@@ -17,12 +18,11 @@ import { whyInvalid } from './verify.js'
 const KIND_LEAVE_REQUEST = 28936
 const KIND_INVITE = 28935
 
-// What the relay's OK to a 28936 means (SPEC section 7's refusals, word for word).
+// What the relay's OK to a 28936 means (its answers by word, answers.js).
 export function leaveOutcome(answer) {
   if (answer.accepted) return 'left'
-  if (answer.message.includes('you are not a member')) return 'not_member'
-  if (answer.message.includes('the owner cannot leave')) return 'is_owner'
-  return 'error'
+  const word = answerWord(answer.message)
+  return word === 'not_member' || word === 'is_owner' ? word : 'error'
 }
 
 const SENTENCES = {
@@ -33,13 +33,16 @@ const SENTENCES = {
 
 const BASE_ROLE_WORDS = { owner: 'the owner', admin: 'an admin', member: 'a member' }
 
-// What the relay's CLOSED to a 28935 REQ means (SPEC section 7's refusals, word for word).
+// What the relay's CLOSED to a 28935 REQ means (its answers by word, answers.js).
 export function inviteOutcome(reason) {
-  if (reason.includes('you have no invites left')) return 'no_invites_left'
-  if (reason.includes('only the community\'s members')) return 'not_member'
   if (reason.startsWith('rate-limited:')) return 'rate_limited'
-  if (reason.includes('community is archived')) return 'archived'
-  return 'error'
+  return INVITE_REFUSALS[answerWord(reason)] ?? 'error'
+}
+
+const INVITE_REFUSALS = {
+  no_invites_left: 'no_invites_left',
+  members_only_invites: 'not_member',
+  archived: 'archived',
 }
 
 const INVITE_SENTENCES = {

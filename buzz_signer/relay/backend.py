@@ -167,7 +167,7 @@ class DatabaseBackend:
     async def _api(
         self, call: Callable[[AsyncMembership], Awaitable[T]], timeout: float | None = None
     ) -> T:
-        """One call of the SQL API (membership.py) on a pooled connection. A write the
+        """One call of the SQL API (buzz_signer.membership) on a pooled connection. A write the
         database refuses for our key (BZKEY: a rotation committed) has the key read again."""
         try:
             async with self._connection(timeout) as conn:

@@ -142,21 +142,26 @@ def join_section(name: str, policy: str | None, invite: InviteLink | None) -> li
             f'<h2 id="join-title">Join {name}</h2>',
             "</section>",
         ]
+    # Without a signer, in the order that works on a phone: Flotilla (an app, the one way
+    # there), the relay's address and the code for any other client, then the extensions.
     return [
         f'<section id="join" aria-labelledby="join-title"{policy_attr} data-invite>',
         f'<h2 id="join-title">Join {name}</h2>',
         f'<p id="join-invited">You are invited to join {name}.</p>',
         '<div id="join-no-signer">',
         (
-            "<p>To join from this page you need a Nostr signer: a browser extension (NIP-07)"
-            ' such as <a href="https://github.com/fiatjaf/nos2x">nos2x</a> or'
-            ' <a href="https://getalby.com/">Alby</a>. Or take your invite code to a Nostr'
-            " client.</p>"
+            f'<p><a id="join-flotilla" class="main-action" href="{escape(invite.flotilla)}"'
+            ' rel="noopener noreferrer">Open in Flotilla</a></p>'
+        ),
+        (
+            '<p id="join-relay-line">Or add this relay to your Nostr app:'
+            f' <code id="join-relay">{escape(invite.relay_url)}</code></p>'
         ),
         f'<p>Your invite code: <code id="join-code">{escape(invite.code)}</code></p>',
         (
-            f'<p><a id="join-flotilla" href="{escape(invite.flotilla)}"'
-            f' rel="noopener noreferrer">Join {name} with Flotilla</a></p>'
+            "<p>To join from this page you need a Nostr signer: a browser extension (NIP-07)"
+            ' such as <a href="https://github.com/fiatjaf/nos2x">nos2x</a> or'
+            ' <a href="https://getalby.com/">Alby</a>.</p>'
         ),
         "</div>",
         "</section>",

@@ -242,10 +242,21 @@ def test_keyboard_only_join(birders: Relay, visit) -> None:
 
 
 def test_without_a_signer_the_code_and_a_flotilla_link(birders: Relay, visit) -> None:
+    """On a phone without a signer: "Open in Flotilla" first, as the main action within the
+    first screen, then the relay's address to copy and the code, then the extensions."""
     relay = birders
     code = invite(relay)
+    phone = {"width": 390, "height": 844}
     for javascript in (True, False):
-        v = open_page(visit, relay, None, f"/?claim={code}", java_script_enabled=javascript)
+        v = open_page(
+            visit,
+            relay,
+            None,
+            f"/?claim={code}",
+            java_script_enabled=javascript,
+            viewport=phone,
+            permissions=["clipboard-read", "clipboard-write"] if javascript else [],
+        )
         page = v.page
         if javascript:
             expect(page.locator("#join")).to_have_attribute("data-signer", "none")
@@ -258,9 +269,28 @@ def test_without_a_signer_the_code_and_a_flotilla_link(birders: Relay, visit) ->
         expect(page.locator("#join-code")).to_have_text(code)
         # The code is one selection: a click or a double click takes it whole.
         assert page.eval_on_selector("#join-code", "e => getComputedStyle(e).userSelect") == "all"
-        expect(page.locator("#join-flotilla")).to_have_attribute("href", flotilla_link(v, code))
+        flotilla = page.locator("#join-flotilla")
+        expect(flotilla).to_have_attribute("href", flotilla_link(v, code))
+        expect(flotilla).to_have_text("Open in Flotilla")
+        # The main action: the first link of the help, on the first screen of a phone.
+        assert help_text.locator("a").first.get_attribute("id") == "join-flotilla"
+        box = flotilla.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= phone["height"], box
+        relay_url = "ws://" + v.origin.removeprefix("http://")
+        expect(page.locator("#join-relay")).to_have_text(relay_url)
+        text = help_text.inner_text()
+        order = [text.index(words) for words in ("Open in Flotilla", relay_url, code, "NIP-07")]
+        assert order == sorted(order), text
         expect(page.locator("#join-button")).to_have_count(0)
         expect(page.locator("#login")).to_be_hidden()
+        if javascript:
+            copy = page.locator("#join-relay-copy")
+            copy.click()
+            expect(copy).to_have_text("Copied")
+            assert page.evaluate("navigator.clipboard.readText()") == relay_url
+        else:
+            expect(page.locator("#join-relay-copy")).to_have_count(0)
+        assert page.evaluate("document.documentElement.scrollWidth") <= phone["width"]
         v.shot("invite-no-signer" + ("" if javascript else "-no-javascript"))
         # Nothing was asked of another origin: the code stayed on this one.
         same_origin = (v.origin + "/", "ws" + v.origin.removeprefix("http") + "/")

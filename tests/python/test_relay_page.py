@@ -215,8 +215,10 @@ def test_join_section_carries_the_join_policy(relay: Relay):
 
 
 def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay, start_relay):
-    """What works without a script or a signer: the code, and Flotilla's join link with the
-    relay's URL as clients name it. The code stays out of the relay's log."""
+    """What works without a script or a signer, in the order that works on a phone:
+    Flotilla's join link first (with the relay's URL as clients name it), then the relay's
+    address and the code for any other client, then the extensions. The code stays out of
+    the relay's log."""
     relay.mem.set_community_profile(relay.community_id, "name", "Nightjar Birders")
     code = relay.mem.create_relay_invite(relay.community_id, relay.owner.pubkey).code
     page, _, headers = get_page(relay.process, f"/?claim={code}")
@@ -230,9 +232,12 @@ def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay, start_r
     assert flotilla["attrs"]["href"] == (
         f"{FLOTILLA}?r=ws%3A%2F%2F127.0.0.1%3A{relay.process.port}&c={code}"
     )
-    assert flotilla["tag"] == "a" and flotilla["text"] == "Join Nightjar Birders with Flotilla"
+    assert flotilla["tag"] == "a" and flotilla["text"] == "Open in Flotilla"
+    assert page.text("join-relay") == f"ws://127.0.0.1:{relay.process.port}"
     help_text = page.text("join-no-signer")
     assert "NIP-07" in help_text and "nos2x" in help_text and "Alby" in help_text
+    order = [help_text.index(words) for words in ("Open in Flotilla", "ws://", code, "NIP-07")]
+    assert order == sorted(order), help_text
     assert page.inline_styles == 0
     assert headers["Cache-Control"] == "no-cache"
     assert_secure(headers)  # no-referrer: the code is not sent on by a link followed
@@ -248,6 +253,7 @@ def test_an_invite_link_draws_the_code_and_a_flotilla_link(relay: Relay, start_r
     assert page.by_id["join-flotilla"]["attrs"]["href"] == (
         f"{FLOTILLA}?r=wss%3A%2F%2Fbirders.example.org&c={code}"
     )
+    assert page.text("join-relay") == "wss://birders.example.org"
     assert code not in relay.process.log() + bare.log()
 
 

@@ -16,3 +16,23 @@ export function h(tag, attributes = {}, ...children) {
   node.append(...children.filter((c) => c !== null && c !== undefined && c !== false))
   return node
 }
+
+// A button that copies `text()` to the clipboard, and says in its own label that it did
+// (or, where the browser refuses, that the text is there to select).
+export function copyButton(id, text, label = 'Copy') {
+  const button = h('button', { id, type: 'button', class: 'copy' }, label)
+  let restore
+  button.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text())
+      button.textContent = 'Copied'
+    } catch {
+      button.textContent = 'Select it to copy'
+    }
+    clearTimeout(restore)
+    restore = setTimeout(() => {
+      button.textContent = label
+    }, 3000)
+  })
+  return button
+}

@@ -4,7 +4,7 @@
 import { answerWord } from './answers.js'
 import { askRelay, communityName, relayWords, say, signerHelp, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
-import { h } from './dom.js'
+import { copyButton, h } from './dom.js'
 import { waitForSigner } from './signer.js'
 import { startYou } from './you.js'
 
@@ -49,10 +49,14 @@ const SENTENCES = {
   archived: (name) => `${name} is archived; it takes no new members.`,
 }
 
-// The Flotilla link for an invite code: the relay as clients name it (wss://host behind
-// https, ws://host:port over http), both values encoded as the server's no-script link is.
+// The relay as clients name it: wss://host behind https, ws://host:port over http.
+export function relayAddress(location) {
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`
+}
+
+// The Flotilla link for an invite code, both values encoded as the server's no-script link is.
 export function flotillaLink(location, code) {
-  const relay = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`
+  const relay = relayAddress(location)
   return `${FLOTILLA_JOIN}?r=${encodeURIComponent(relay)}&c=${encodeURIComponent(code)}`
 }
 
@@ -88,12 +92,18 @@ async function signerFound(section) {
 }
 
 // /?claim=<code>: a join button when the person has a signer; the server's no-signer help
-// (the code and a Flotilla link) otherwise.
+// (Flotilla, the relay's address and the code) otherwise.
 async function startInvite(section, code) {
   const status = statusLine('join-status')
   section.append(status)
+  // The address the browser really used (behind a TLS proxy the server saw plain http).
   const flotilla = byId('join-flotilla')
-  if (flotilla) flotilla.href = flotillaLink(window.location, code) // the address really used
+  if (flotilla) flotilla.href = flotillaLink(window.location, code)
+  const relay = byId('join-relay')
+  if (relay) {
+    relay.textContent = relayAddress(window.location)
+    relay.after(' ', copyButton('join-relay-copy', () => relay.textContent))
+  }
   if (!(await signerFound(section))) return
   byId('join-no-signer')?.setAttribute('hidden', '')
   const button = h(

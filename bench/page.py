@@ -151,7 +151,8 @@ def summary(xs: Sequence[float]) -> dict[str, Any]:
 
 
 def count_text(n: int) -> str:
-    return "1 member" if n == 1 else f"{n} members"
+    """#member-count's text in an en-US browser: the count in its locale."""
+    return "1 member" if n == 1 else f"{n:,} members"
 
 
 @dataclass

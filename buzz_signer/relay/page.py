@@ -101,25 +101,29 @@ class InviteLink:
     relay_url: str
 
     @classmethod
-    def of(cls, request: web.Request, public_url: RelayUrl | None = None) -> InviteLink | None:
-        """The link of a request for /?claim=<code>; `public_url`: --public-url's first."""
+    def of(cls, request: web.Request, relay_url: str) -> InviteLink | None:
+        """The link of a request for /?claim=<code> (None without a code)."""
         code = request.query.get("claim", "")
-        if not code:
-            return None
-        if public_url is not None:
-            return cls(code, str(public_url))
-        # Behind a TLS proxy the relay sees plain http; the proxy's word is trusted only for
-        # this link, shown to the person who sent it (and redrawn by the script from the
-        # address the browser really used).
-        forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
-        secure = request.secure or forwarded == "https"
-        return cls(code, f"{'wss' if secure else 'ws'}://{request.host}")
+        return cls(code, relay_url) if code else None
 
     @property
     def flotilla(self) -> str:
         """Flotilla's join link for this code, as the script builds it too."""
         r = quote(self.relay_url, safe=URI_COMPONENT_SAFE)
         return f"{FLOTILLA_JOIN}?r={r}&c={quote(self.code, safe=URI_COMPONENT_SAFE)}"
+
+
+def relay_address(request: web.Request, public_url: RelayUrl | None = None) -> str:
+    """The relay's URL as clients name it, for the page that `request` asks for:
+    `public_url` (--public-url's first) when given, else wss://host behind https and
+    ws://host:port over http. Behind a TLS proxy the relay sees plain http; the proxy's word
+    is trusted only for this address, shown to the person who asked (and redrawn by the
+    script from the address the browser really used)."""
+    if public_url is not None:
+        return str(public_url)
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    secure = request.secure or forwarded == "https"
+    return f"{'wss' if secure else 'ws'}://{request.host}"
 
 
 def member_count(list_text: str | None) -> int | None:
@@ -174,9 +178,10 @@ def render(
     count: int | None,
     assets: Assets,
     invite: InviteLink | None = None,
+    relay_url: str | None = None,
 ) -> str:
     """The page's HTML; every value from the database, and the invite code of the URL, goes
-    through html.escape."""
+    through html.escape. `relay_url`: the relay's address, shown in the header."""
     name = escape((profile and profile.name) or community.host)
     head = [f"<title>{name}</title>"]
     if "icon.svg" in assets.urls:  # ours, so that a browser never asks for /favicon.ico
@@ -188,6 +193,11 @@ def render(
     header = [f'<h1 id="community-name">{name}</h1>']
     if profile and profile.icon:
         header.insert(0, f'<img id="community-icon" alt="" src="{escape(profile.icon)}">')
+    if relay_url is not None:
+        header.append(
+            f'<p id="community-relay">Relay: <code id="relay-address">{escape(relay_url)}</code>'
+            "</p>"
+        )
     about = []
     if profile and profile.description:
         about.append(f'<p id="community-description">{escape(profile.description)}</p>')

@@ -48,6 +48,7 @@ from .page import (
     asset,
     member_count,
     page_response,
+    relay_address,
     render,
 )
 from .protocol import Community, RelaySession
@@ -496,8 +497,11 @@ async def community_page(request: web.Request, community: Community) -> web.Resp
         count = None
     state.metrics.request("page", "ok")
     public = state.config.public_urls
-    invite = InviteLink.of(request, public[0] if public else None)  # /?claim=<code>
-    return page_response(render(community, profile, count, request.app[ASSETS], invite))
+    relay_url = relay_address(request, public[0] if public else None)
+    invite = InviteLink.of(request, relay_url)  # /?claim=<code>
+    return page_response(
+        render(community, profile, count, request.app[ASSETS], invite, relay_url)
+    )
 
 
 async def _profile(state: _State, community: Community) -> CommunityProfile | None:

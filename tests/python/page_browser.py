@@ -225,7 +225,8 @@ def expect_shown(page: Page, pubkeys: set[str]) -> None:
 
 
 def count_text(n: int) -> str:
-    return "1 member" if n == 1 else f"{n} members"
+    """#member-count's text in an en-US browser: the count in its locale."""
+    return "1 member" if n == 1 else f"{n:,} members"
 
 
 def expect_verified(page: Page, count: int) -> None:

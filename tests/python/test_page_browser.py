@@ -73,6 +73,26 @@ def profiled(relay: Relay) -> Relay:
     return relay
 
 
+def test_the_header_names_the_relay_and_counts_in_the_readers_locale(relay: Relay, visit) -> None:
+    """Under the community's name, the relay's address as clients name it, with a button that
+    copies it; the count in the reader's locale (1,003 for an American, 1.003 for a German)."""
+    mem, cid = relay.mem, relay.community_id
+    assert mem.add_relay_members(cid, [new_pubkey() for _ in range(1000)]).outcome == 1000
+    for locale, count in (("en-US", "1,003 members"), ("de-DE", "1.003 members")):
+        v = visit(relay.process, locale=locale, permissions=["clipboard-read", "clipboard-write"])
+        page = v.open()
+        expect(page.locator("#list-status")).to_have_attribute("data-state", "verified")
+        expect(page.locator("#member-count")).to_have_text(count)
+        address = "ws://" + v.origin.removeprefix("http://")
+        expect(page.locator("#relay-address")).to_have_text(address)
+        copy = page.locator("#relay-address-copy")
+        copy.click()
+        expect(copy).to_have_text("Copied")
+        assert page.evaluate("navigator.clipboard.readText()") == address
+        assert v.csp_violations() == []
+        assert v.errors == []
+
+
 def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
     relay, mem, cid = profiled, profiled.mem, profiled.community_id
     v = visit(relay.process)

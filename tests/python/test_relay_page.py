@@ -122,6 +122,9 @@ def test_page_names_the_host_and_counts_the_live_list(relay: Relay):
     assert page.text("community-name") == relay.host
     assert page.by_id["community-name"]["tag"] == "h1"
     assert page.text("member-count") == "3 members"  # owner, admin, member
+    # The relay's address as clients name it, under the name (--public-url's, here).
+    assert page.text("relay-address") == f"ws://127.0.0.1:{relay.process.port}"
+    assert page.by_id["relay-address"]["tag"] == "code"
     assert "community-description" not in page.by_id
     assert "community-icon" not in page.by_id
     status = page.by_id["list-status"]
@@ -284,6 +287,7 @@ def test_render_draws_the_invite_without_a_database(tmp_path: Path):
     profile = CommunityProfile("Birders & Co", None, None, "request")
     page = Page(render(community, profile, 1, Assets.load(tmp_path)))
     assert page.by_id["join"]["attrs"]["data-join-policy"] == "request"
+    assert "relay-address" not in page.by_id  # no address given, none claimed
     assert page.text("join-title") == "Join Birders & Co"
 
 

@@ -6,9 +6,10 @@ import { startAccount } from './account.js'
 import { MemberBrowser } from './browse.js'
 import { changed, community, watch } from './community.js'
 import { startDesk } from './desk.js'
+import { copyButton } from './dom.js'
 import { startJoin } from './join.js'
 import { countText, memberItem, membersOfList } from './members.js'
-import { RelayConnection, relayInformation, sameOriginRelayUrl } from './relay.js'
+import { RelayConnection, relayAddress, relayInformation, sameOriginRelayUrl } from './relay.js'
 import { roleFromEvent } from './roles.js'
 import { whyInvalid } from './verify.js'
 
@@ -78,7 +79,17 @@ function onRole(event) {
   if (role && community.roleBook.add(role)) changed('roles')
 }
 
+// The relay's address in the header: the one the browser used (behind a TLS proxy the
+// server saw plain http), with a button that copies it.
+function showRelayAddress() {
+  const address = byId('relay-address')
+  if (!address) return
+  address.textContent = relayAddress(window.location)
+  address.after(' ', copyButton('relay-address-copy', () => address.textContent))
+}
+
 async function start() {
+  showRelayAddress()
   ui.search.disabled = false
   ui.search.addEventListener('input', () => {
     browser.setQuery(ui.search.value)

@@ -5,6 +5,7 @@ import { answerWord } from './answers.js'
 import { askRelay, communityName, relayWords, say, signerHelp, statusLine } from './ask.js'
 import { community, memberOf, watch } from './community.js'
 import { copyButton, h } from './dom.js'
+import { relayAddress } from './relay.js'
 import { waitForSigner } from './signer.js'
 import { startYou } from './you.js'
 
@@ -47,11 +48,6 @@ const SENTENCES = {
     `${name} takes new members by invitation only; ask a member for an invite link.`,
   declined: () => 'Your request to join was declined; you may ask again later.',
   archived: (name) => `${name} is archived; it takes no new members.`,
-}
-
-// The relay as clients name it: wss://host behind https, ws://host:port over http.
-export function relayAddress(location) {
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`
 }
 
 // The Flotilla link for an invite code, both values encoded as the server's no-script link is.

@@ -22,8 +22,9 @@ export function membersOfList(event) {
   return members
 }
 
+// The count in the reader's locale (10,000 or 10.000 or 10 000).
 export function countText(count) {
-  return count === 1 ? '1 member' : `${count} members`
+  return count === 1 ? '1 member' : `${count.toLocaleString()} members`
 }
 
 // Text only (textContent), and the role's color as a CSS custom property set through the

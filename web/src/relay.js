@@ -13,8 +13,14 @@ export async function relayInformation() {
   return answer.json()
 }
 
+// The relay as clients name it, from the address the browser used: wss://host behind
+// https, ws://host:port over http.
+export function relayAddress(location) {
+  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}`
+}
+
 export function sameOriginRelayUrl(location) {
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/`
+  return `${relayAddress(location)}/`
 }
 
 const RETRY_FIRST_MS = 1000

@@ -65,7 +65,9 @@ expect.set_options(timeout=20_000)
 # Everything the page shows of its members, one dict per <li class="member">.
 SHOWN_MEMBERS_JS = """() => [...document.querySelectorAll('#member-list li.member')].map(li => ({
     pubkey: li.dataset.pubkey,
-    npub: (li.querySelector('code.npub') || {}).textContent,
+    npub: (li.querySelector('code.npub') || {dataset: {}}).dataset.npub,
+    shortNpub: (li.querySelector('code.npub') || {}).textContent,
+    identicon: !!li.querySelector('svg.identicon rect'),
     base: (li.querySelector('.base-role') || {}).textContent,
     roles: [...li.querySelectorAll('.role')].map(s => [s.dataset.role, s.textContent.trim()]),
 }))"""
@@ -284,7 +286,10 @@ def _shows_database(page: Page, mem: Membership, cid: Any) -> None:
     for item in shown:
         member = members.get(item["pubkey"])
         assert member is not None, f"{item['pubkey']} is shown but is not a member"
-        assert (item["npub"] or "").strip() == encode_npub(member.pubkey)
+        npub = encode_npub(member.pubkey)
+        assert item["npub"] == npub
+        assert item["shortNpub"] == f"{npub[:14]}…{npub[-6:]}"
+        assert item["identicon"], "no picture drawn"
         assert (item["base"] or "").strip().lower() == member.role
         assert item["roles"] == [[r, labels[r]] for r in member.roles]
 

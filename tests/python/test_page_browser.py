@@ -101,6 +101,13 @@ def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
     expect(page.locator("#community-description")).to_contain_text("Sightings, recordings")
     expect_verified(page, 3)
     assert_shows_database(page, mem, cid)
+    # Who runs the community first: the owner, then the admin, then the member.
+    assert shown_pubkeys(page) == [relay.owner.pubkey, relay.admin.pubkey, relay.member.pubkey]
+    # A picture for each, drawn from the key: three keys, three pictures.
+    pictures = page.evaluate(
+        "[...document.querySelectorAll('#member-list svg.identicon')].map(s => s.outerHTML)"
+    )
+    assert len(set(pictures)) == 3
     # The date and time the list was signed, in the browser's time zone (UTC here).
     signed = dt.datetime.fromtimestamp(mem.member_list(cid)["created_at"], dt.UTC)
     assert str(signed.year) in page.inner_text("#list-status")

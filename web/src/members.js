@@ -1,6 +1,7 @@
 // The members of a verified 13534 list, and how one member is drawn in #member-list.
 import { npubEncode } from 'nostr-tools/nip19'
 import { h } from './dom.js'
+import { personNodes } from './people.js'
 
 // Each member's npub, kept from one list to the next: a new list mostly names the members of
 // the last, and encoding 10,000 keys again is most of the time a list takes to show.
@@ -19,8 +20,13 @@ export function membersOfList(event) {
     members.push({ pubkey, npub, baseRole: tag[2] ?? 'member', roles: tag.slice(3) })
   }
   npubs = known // only the current members' keys: the cache never outgrows the list
-  return members
+  // Who runs the community first: the owner, then the admins, then the members, each in the
+  // list's own order (sort is stable).
+  return members.sort((a, b) => rank(a) - rank(b))
 }
+
+const RANKS = { owner: 0, admin: 1 }
+const rank = (member) => RANKS[member.baseRole] ?? 2
 
 // The count in the reader's locale (10,000 or 10.000 or 10 000).
 export function countText(count) {
@@ -32,9 +38,8 @@ export function countText(count) {
 export function memberItem(member, roleBook) {
   const item = h('li', { class: 'member' })
   item.dataset.pubkey = member.pubkey
-  const npub = h('code', { class: 'npub' }, member.npub)
-  npub.title = member.pubkey
-  item.append(npub, ' ', h('span', { class: 'base-role' }, member.baseRole))
+  item.append(...personNodes(member.pubkey, member.npub))
+  item.append(' ', h('span', { class: 'base-role' }, member.baseRole))
   for (const id of member.roles) item.append(' ', roleBadge(id, roleBook))
   return item
 }

@@ -4,6 +4,7 @@
 import { decode, npubEncode } from 'nostr-tools/nip19'
 import { h } from '../dom.js'
 import { ManagementError } from '../nip86.js'
+import { shortened } from '../people.js'
 
 // Every community has them (SPEC section 6): relabelled, never defined or deleted.
 export const BASE_ROLES = ['owner', 'admin', 'member']
@@ -142,15 +143,13 @@ export function typedPubkey(text) {
   return /^[0-9a-fA-F]{64}$/.test(typed) ? typed.toLowerCase() : typed
 }
 
-// An npub shortened for a line (the whole one in its title).
+// A pubkey's npub shortened for a line.
 export function shortNpub(pubkey) {
-  let npub
   try {
-    npub = npubEncode(pubkey)
+    return shortened(npubEncode(pubkey))
   } catch {
     return pubkey
   }
-  return `${npub.slice(0, 14)}…${npub.slice(-6)}`
 }
 
 export function npubNode(pubkey) {

@@ -232,10 +232,6 @@ def render(
             '<section id="members" aria-labelledby="members-title">',
             '<h2 id="members-title">Members</h2>',
             f'<p id="member-count">{counted}</p>',
-            (
-                '<p id="list-status" role="status" data-state="loading">'
-                "Checking the member list&hellip;</p>"
-            ),
             '<div class="search">',
             '<label for="member-search">Search members (npub, hex key or role)</label>',
             (
@@ -249,6 +245,13 @@ def render(
             '<span id="members-page">page 1 of 1</span>',
             '<button id="members-next" type="button" disabled>Next</button>',
             "</nav>",
+            # The proof after the people: one line, its details on demand (the script).
+            (
+                '<p id="list-status" role="status" data-state="loading">'
+                "Checking the member list&hellip;</p>"
+            ),
+            '<details id="list-proof" hidden><summary>How the list is checked</summary>'
+            '<p id="list-proof-text"></p></details>',
             "</section>",
             (
                 "<noscript><p>The member list is checked and shown by JavaScript in your"

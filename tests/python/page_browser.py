@@ -249,6 +249,7 @@ def expect_failed(page: Page, reason: str) -> None:
     assert shown_members(page) == []
     # The count drawn by the server came from the same relay: no more trusted than the list.
     expect(page.locator("#member-count")).to_have_text("Member count unknown")
+    expect(page.locator("#list-proof")).to_be_hidden()  # no proof offered for what failed
 
 
 def role_labels(mem: Membership, cid: Any) -> dict[str, str]:

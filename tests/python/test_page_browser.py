@@ -108,6 +108,13 @@ def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
         "[...document.querySelectorAll('#member-list svg.identicon')].map(s => s.outerHTML)"
     )
     assert len(set(pictures)) == 3
+    # The proof after the people, one line, its details on demand: the list's own id.
+    assert page.evaluate(
+        """document.getElementById('member-list').compareDocumentPosition(
+               document.getElementById('list-status')) & Node.DOCUMENT_POSITION_FOLLOWING"""
+    )
+    page.locator("#list-proof summary").click()
+    expect(page.locator("#list-proof-text")).to_contain_text(mem.member_list(cid)["id"])
     # The date and time the list was signed, in the browser's time zone (UTC here).
     signed = dt.datetime.fromtimestamp(mem.member_list(cid)["created_at"], dt.UTC)
     assert str(signed.year) in page.inner_text("#list-status")

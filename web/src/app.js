@@ -2,6 +2,7 @@
 // for anyone; logging in with a NIP-07 signer, for the parts that act (the person's own view,
 // the join by invite link, the desk). The server has already drawn the name, the description
 // and the count, so the page says who the community is even without JavaScript.
+import { npubEncode } from 'nostr-tools/nip19'
 import { startAccount } from './account.js'
 import { MemberBrowser } from './browse.js'
 import { changed, community, watch } from './community.js'
@@ -9,6 +10,7 @@ import { startDesk } from './desk.js'
 import { copyButton } from './dom.js'
 import { startJoin } from './join.js'
 import { countText, memberItem, membersOfList } from './members.js'
+import { shortened } from './people.js'
 import { RelayConnection, relayAddress, relayInformation, sameOriginRelayUrl } from './relay.js'
 import { roleFromEvent } from './roles.js'
 import { whyInvalid } from './verify.js'
@@ -19,6 +21,8 @@ const KIND_ROLE = 33534
 const byId = (id) => document.getElementById(id)
 const ui = {
   status: byId('list-status'),
+  proof: byId('list-proof'),
+  proofText: byId('list-proof-text'),
   count: byId('member-count'),
   search: byId('member-search'),
   list: byId('member-list'),
@@ -52,6 +56,7 @@ function failList(reason) {
   // The count the server drew came from the same relay: it is no more trusted than the list.
   ui.count.textContent = 'Member count unknown'
   setStatus('failed', `This member list failed verification: ${reason}`)
+  ui.proof.hidden = true
   draw()
   changed('list')
 }
@@ -68,6 +73,12 @@ function onList(event) {
   ui.count.textContent = countText(community.members.length)
   const signed = new Date(event.created_at * 1000).toLocaleString()
   setStatus('verified', `Verified list signed ${signed}`)
+  ui.proofText.textContent =
+    `This page asked the relay for its signed member list (a kind 13534 event, id ` +
+    `${event.id}) and checked it in your browser: its id computed again from its content, ` +
+    `its signature verified, and its author the relay's own key, ` +
+    `${shortened(npubEncode(community.relayKey))}, as the relay's NIP-11 document names it.`
+  ui.proof.hidden = false
   draw()
   changed('list')
 }

@@ -250,8 +250,10 @@ def render(
                 '<p id="list-status" role="status" data-state="loading">'
                 "Checking the member list&hellip;</p>"
             ),
-            '<details id="list-proof" hidden><summary>How the list is checked</summary>'
-            '<p id="list-proof-text"></p></details>',
+            (
+                '<details id="list-proof" hidden><summary>How the list is checked</summary>'
+                '<p id="list-proof-text"></p></details>'
+            ),
             "</section>",
             (
                 "<noscript><p>The member list is checked and shown by JavaScript in your"

@@ -128,7 +128,7 @@ CITUS_TESTS ?= $(addprefix tests/python/test_,$(addsuffix .py, \
   quota_concurrency invite_quotas cli_quotas relay_moderation \
   stress faults hostile_input security membership_secrets async_membership bip340_extension \
   cli cli_roles relay_protocol relay_wire relay_gate relay_nip86 relay_management \
-  relay_nostr_tools relay_nostr_sdk model extension_helpers))
+  relay_nostr_tools relay_nostr_sdk model extension_helpers member_profiles))
 
 citus: setup ## build and install Citus into PostgreSQL 15 from CITUS_SRC, unless installed
 	@if $(PY) -c 'import sys; from buzz_signer.localcitus import citus_installed; sys.exit(not citus_installed())'; then :; \

@@ -268,3 +268,5 @@ class AsyncMembership(MembershipBase):
     unassign_method = async_reading(Reads.unassign_method)
     method_assignees = async_reading(Reads.method_assignees)
     moderation_rules = async_reading(Reads.moderation_rules)
+    set_member_profile = async_reading(Reads.set_member_profile)
+    member_profiles = async_reading(Reads.member_profiles)

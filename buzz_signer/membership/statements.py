@@ -636,6 +636,32 @@ class Reads:
             community,
         )
 
+    # Members' own profiles (kind 0; changes no member): one statement each
+
+    @staticmethod
+    def set_member_profile(community: Community, event: str) -> Query[str]:
+        """`event`: the member's kind 0 as NIP-01 JSON text: 'stored', 'not_member', 'older'."""
+        return _query(_first, "SELECT buzz.set_member_profile(%s, %s)", community, event)
+
+    @staticmethod
+    def member_profiles(
+        community: Community,
+        authors: Sequence[str] | None = None,
+        since: int | None = None,
+        until: int | None = None,
+        limit: int = 500,
+    ) -> Query[list[str]]:
+        """One REQ filter's profiles, newest first, each as its NIP-01 JSON text."""
+        return _query(
+            _column,
+            "SELECT p FROM buzz.member_profiles(%s, %s, %s, %s, %s) p",
+            community,
+            None if authors is None else list(authors),
+            since,
+            until,
+            limit,
+        )
+
 
 # The two phases of publishing, shared by both APIs.
 PREPARE = (

@@ -278,3 +278,5 @@ class Membership(MembershipBase):
     unassign_method = reading(Reads.unassign_method)
     method_assignees = reading(Reads.method_assignees)
     moderation_rules = reading(Reads.moderation_rules)
+    set_member_profile = reading(Reads.set_member_profile)
+    member_profiles = reading(Reads.member_profiles)

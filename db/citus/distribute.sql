@@ -52,7 +52,8 @@ FROM unnest(ARRAY['buzz_private.relay_members', 'buzz_private.member_lists',
                   'buzz_private.banned_pubkeys', 'buzz_private.join_requests',
                   'buzz_private.invite_quotas', 'buzz_private.banned_events',
                   'buzz_private.kind_rules', 'buzz_private.blocked_ips',
-                  'buzz_private.method_assignments']::regclass[]) WITH ORDINALITY AS d (t, n)
+                  'buzz_private.method_assignments',
+                  'buzz_private.member_profiles']::regclass[]) WITH ORDINALITY AS d (t, n)
 WHERE NOT EXISTS (SELECT FROM citus_tables c
                   WHERE c.table_name = d.t AND c.citus_table_type = 'distributed')
 ORDER BY d.n;

@@ -28,7 +28,8 @@ BEGIN ATOMIC
     UNION ALL SELECT 'banned_events', count(*) FROM buzz_private.banned_events t WHERE t.community_id = p_community
     UNION ALL SELECT 'kind_rules', count(*) FROM buzz_private.kind_rules t WHERE t.community_id = p_community
     UNION ALL SELECT 'blocked_ips', count(*) FROM buzz_private.blocked_ips t WHERE t.community_id = p_community
-    UNION ALL SELECT 'method_assignments', count(*) FROM buzz_private.method_assignments t WHERE t.community_id = p_community;
+    UNION ALL SELECT 'method_assignments', count(*) FROM buzz_private.method_assignments t WHERE t.community_id = p_community
+    UNION ALL SELECT 'member_profiles', count(*) FROM buzz_private.member_profiles t WHERE t.community_id = p_community;
 END;
 CREATE FUNCTION pg_temp.nothing_left(p_community uuid, p_description text) RETURNS text LANGUAGE sql
 RETURN is_empty(format('SELECT * FROM pg_temp.leftovers(%L) WHERE n > 0', p_community), p_description);
@@ -49,13 +50,15 @@ SELECT is(buzz.ban_event(:'c', repeat('f', 64)), 'banned', '... an event banned'
 SELECT is(buzz.disallow_kind(:'c', 7), 'updated', '... a kind disallowed');
 SELECT is(buzz.block_ip(:'c', '192.0.2.1'), 'blocked', '... an address blocked');
 SELECT is(buzz.assign_method(:'c', pg_temp.pk(1), 'banevent'), 'assigned', '... a method assigned');
+-- A member's profile, as set_member_profile stores it (test_member_profiles checks that path).
+INSERT INTO buzz_private.member_profiles VALUES (:'c', pg_temp.pk(1), repeat('a', 64), 1, '{}');
 SELECT is(pg_temp.flush(), 4, '... published');
 SELECT set_eq($$SELECT c.relname::text FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
                  WHERE c.relnamespace = 'buzz_private'::regnamespace AND c.relkind IN ('r', 'p')
                    AND c.relpersistence = 'p' AND a.attname = 'community_id' AND NOT a.attisdropped$$,
               $$SELECT l.tbl FROM pg_temp.leftovers(NULL) l$$,
               'leftovers counts every stored table that holds rows of a community (no kept copy of the list)');
-SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 18::bigint,
+SELECT is((SELECT count(*) FROM pg_temp.leftovers(:'c') WHERE n > 0), 19::bigint,
           'the community has rows in every table');
 
 SELECT is(buzz.delete_community(:'c'), 'deleted', 'delete: deleted');

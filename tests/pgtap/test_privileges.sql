@@ -40,7 +40,9 @@ INSERT INTO api VALUES
     ('kind_rules', true), ('blocked_ips', true), ('method_assignees', true),
     ('moderation_rules', true),
     -- what several relay processes share: for the relay (a writer), not readers
-    ('accept_auth_event', false), ('take_rate', false), ('rate_reached', false);
+    ('accept_auth_event', false), ('take_rate', false), ('rate_reached', false),
+    -- members' own profiles (kind 0)
+    ('set_member_profile', false), ('member_profiles', true);
 -- The buzz_private helpers the planner inlines into their callers (SQL-standard bodies, setting
 -- nothing): exactly these.
 CREATE TEMP TABLE inlined (fn text PRIMARY KEY);

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import collections
 import enum
+import json
 import os
 import secrets
 import uuid
@@ -61,7 +62,7 @@ from psycopg import sql
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
-from buzz_signer.nostr import KIND_ROLE, verify_event
+from buzz_signer.nostr import KIND_ROLE, compute_id, verify_event
 from buzz_signer.signer import PreparedEvent, Signer
 
 # How many hostile inputs were tried, by what happened (printed by the last test).
@@ -98,6 +99,7 @@ class S(enum.Enum):
     NEWEVENT = "an event id that is no request's"
     BANNED = "a pubkey banned from C"
     BANNED_EVENT = "an event id banned from C"
+    PROFILE = "MEMBER's kind 0, stored already"
 
 
 CLIENT = "client-side"
@@ -314,6 +316,15 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
     "blocked_ips": [("p_community", "uuid", S.C)],
     "method_assignees": [("p_community", "uuid", S.C)],
     "moderation_rules": [("p_community", "uuid", S.C)],
+    # Members' own profiles (SPEC sections 7 and 8): the valid call sends the stored one again.
+    "set_member_profile": [("p_community", "uuid", S.C), ("p_event", "text", S.PROFILE)],
+    "member_profiles": [
+        ("p_community", "uuid", S.C),
+        ("p_authors", "text[]", None),
+        ("p_since", "bigint", None),
+        ("p_until", "bigint", None),
+        ("p_limit", "integer", 500),
+    ],
     # What several relay processes share (SPEC section 9). A valid call counts a hit or records
     # an authorization: only the hostile ones are made, and they change nothing.
     "accept_auth_event": [
@@ -796,6 +807,7 @@ def _cases() -> list[Case]:
         "unblock_ip",
         "assign_method",
         "unassign_method",
+        "set_member_profile",
     ]
     missing = [("NULL", None), ("unknown", S.UNKNOWN), ("nil-uuid", str(uuid.UUID(int=0)))]
     not_uuid = [("not-a-uuid", "c0ffee"), INJECTIONS[0], ("empty", "")]
@@ -837,6 +849,25 @@ def _cases() -> list[Case]:
         add("membership_events_newest", a, [("1001-values", ["a" * 64] * 1001)], "22023")
         nul("membership_events_newest", a, ["ab\x00"])
     add("membership_events_newest", "p_limit", [("negative", -1)], "22023")
+    # A profile is a kind 0 event, checked and verified: anything else is 22023.
+    add(
+        "set_member_profile",
+        "p_event",
+        [("NULL", None), ("empty", ""), ("array", "[]"), ("huge", "{" * HUGE), *INJECTIONS],
+        "22023",
+    )
+    nul("set_member_profile", "p_event", '{"content":"\x00"}')
+    add("set_member_profile", "p_event", [("the-stored-one", S.PROFILE)], Noop([("older",)]))
+    add("member_profiles", "p_community", missing, Noop([]))
+    add(
+        "member_profiles",
+        "p_authors",
+        [(label, [v]) for label, v in [*BAD_PUBKEYS[1:], *INJECTIONS]],
+        Noop([]),
+    )
+    add("member_profiles", "p_authors", [("1001-values", ["a" * 64] * 1001)], "22023")
+    nul("member_profiles", "p_authors", ["ab\x00"])
+    add("member_profiles", "p_limit", [("negative", -1)], "22023")
     add("member_list_drift", "p_community", missing[1:], Noop([]))
     add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
     add("role_definitions", "p_community", missing, Noop([]))
@@ -1160,7 +1191,8 @@ def hostile_db(servers: list[str], template_db: str) -> Iterator[str]:
 def world(hostile_db: str) -> Iterator[World]:
     key = RelayKey.generate()
     with Membership.connect(hostile_db, key) as m:
-        owner, member, admin = new_pubkey(), new_pubkey(), new_pubkey()
+        member_key = RelayKey.generate()  # MEMBER signs their own profile (PROFILE)
+        owner, member, admin = new_pubkey(), member_key.pubkey, new_pubkey()
         host = f"k{secrets.token_hex(4)}.hostile.example.org"
         c = m.create_community(host, owner).details["community_id"]
         m.add_relay_member(c, member)
@@ -1209,6 +1241,12 @@ def world(hostile_db: str) -> Iterator[World]:
             assert m.conn.execute(
                 "SELECT buzz.take_rate('invite', %s, 1, 86400)", ([injection],)
             ).fetchone() == (True,)
+        profile = {"pubkey": member, "created_at": 1_700_000_000, "kind": 0, "tags": []}
+        profile["content"] = '{"name":"Hostile member"}'
+        profile["id"] = compute_id(profile)
+        profile["sig"] = member_key.sign(profile["id"])
+        profile_text = json.dumps(profile)
+        assert m.set_member_profile(c, profile_text) == "stored"
         assert m.member_list_drift() == []
     values = {
         S.C: c,
@@ -1233,6 +1271,7 @@ def world(hostile_db: str) -> Iterator[World]:
         S.NAME: name,
         S.BANNED: banned,
         S.BANNED_EVENT: banned_event,
+        S.PROFILE: profile_text,
     }
     yield World(
         hostile_db,

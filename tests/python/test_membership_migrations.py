@@ -51,6 +51,7 @@ READ_FUNCTIONS = {
     "blocked_ips",
     "method_assignees",
     "moderation_rules",
+    "member_profiles",
 }
 # Executable by buzz_key_admin alone (SPEC section 4), not by buzz_writer.
 KEY_ADMIN_FUNCTIONS = {"rotate_relay_key"}
@@ -425,11 +426,12 @@ SHARED_FUNCTIONS = {
 
 
 # What the revisions after 0011 add (0013: reads by an index; 0014: remove_relay_member and
-# ban_pubkey spare admins): a downgrade below them drops it.
-LATER_INDEXES = {"membership_events_by_id", "membership_events_by_member"}
+# ban_pubkey spare admins; 0015: members' profiles): a downgrade below them drops it.
+LATER_INDEXES = {"membership_events_by_id", "membership_events_by_member", "member_profiles"}
 LATER_FUNCTIONS = {
     ("buzz", "membership_events_newest"), ("buzz", "relay_member"),
     ("buzz", "remove_relay_member"), ("buzz", "ban_pubkey"),
+    ("buzz", "set_member_profile"), ("buzz", "member_profiles"),
 }  # fmt: skip
 
 

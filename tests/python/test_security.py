@@ -59,7 +59,7 @@ READ_FUNCTIONS = frozenset(
         "community_id", "relay_members", "member_list", "membership_events", "member_list_drift",
         "role_definitions", "role_deletions", "community_profile", "banned_pubkeys",
         "join_requests", "relay_member", "membership_events_newest", "relay_key",
-        "invite_branch",
+        "invite_branch", "member_profiles",
     }
 )  # fmt: skip
 # Reads granted to buzz_writer only: who invited whom is not for readers, nor the relay's
@@ -76,6 +76,7 @@ WRITE_FUNCTIONS = frozenset(
         "update_relay_member_role", "define_role", "delete_role", "assign_role", "unassign_role",
         "set_community_profile", "ban_pubkey", "unban_pubkey", "set_join_policy",
         "request_membership", "approve_join_request", "reject_join_request",
+        "set_member_profile",
     }
 )  # fmt: skip
 ADVISORY_LOCK_FUNCTIONS = r"^pg_(try_)?advisory_(xact_)?lock(_shared)?$"

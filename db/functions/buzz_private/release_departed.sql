@@ -12,11 +12,13 @@
 -- - The methods assigned to them are taken back (SPEC §10: delegations end with membership;
 --   one who comes back holds none until assigned again). No NOTIFY: relays read assignments
 --   on each call, and on Citus this runs on a worker, which must not NOTIFY (two-phase commit).
+-- - Their own profiles (kind 0) are deleted (SPEC §8: one who comes back sends it again).
 -- Locks: the invite rows, then the re-attached members' rows FOR NO KEY UPDATE in pubkey
 -- order (the callers have locked the rows they knew of already: lock_with_invitees), then the
--- departed members' assignment rows. assign_method locks its holder's row FOR KEY SHARE, which
--- the departure's DELETE waits for (or it waits for the departure): an assignment made while a
--- member leaves is either committed first and deleted here, or refused ('not_member').
+-- departed members' assignment rows and profiles. assign_method and set_member_profile lock
+-- the member's row FOR KEY SHARE, which the departure's DELETE waits for (or they wait for the
+-- departure): an assignment or a profile made while a member leaves is either committed first
+-- and deleted here, or refused ('not_member').
 CREATE OR REPLACE FUNCTION buzz_private.release_departed(
     p_community uuid, p_departed text[], p_parents text[])
 RETURNS void
@@ -61,9 +63,11 @@ BEGIN
     END IF;
     DELETE FROM buzz_private.method_assignments a
     WHERE a.community_id = p_community AND a.pubkey = ANY (p_departed);
+    DELETE FROM buzz_private.member_profiles p
+    WHERE p.community_id = p_community AND p.pubkey = ANY (p_departed);
 END
 $$;
 ALTER FUNCTION buzz_private.release_departed(uuid, text[], text[]) OWNER TO buzz_owner;
 REVOKE ALL ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) FROM PUBLIC;
 COMMENT ON FUNCTION buzz_private.release_departed(uuid, text[], text[]) IS
-    'Revokes departed members'' invites and assigned methods, re-attaches their invitees.';
+    'Revokes departed members'' invites, assigned methods and profiles; re-attaches their invitees.';

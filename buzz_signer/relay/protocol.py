@@ -701,14 +701,14 @@ class RelaySession:
         for window, key in windows:
             if await self._counted(window.reached(key)):
                 raise _Refused(answer("joins_limited"), "rate_limited")
-        ok, said = await (self._claim(event, code) if code else self._request(event))
-        if said in (answer("welcome", host=self.community.host), answer("pending")):
-            # A member more, or a request kept.
+        word = await (self._claim(event, code) if code else self._request(event))
+        if word in _COUNTED_JOINS:
             for window, key in windows:
                 await self._counted(window.allow(key))
-        return ok, said
+        return self._answer(word)
 
-    async def _claim(self, event: dict[str, Any], code: str) -> tuple[bool, str]:
+    async def _claim(self, event: dict[str, Any], code: str) -> str | None:
+        """The word of the claim's answer (None: an outcome the relay does not know)."""
         pubkey = event["pubkey"]
         counted = [f"pubkey:{pubkey}"]
         if self._address is not None:
@@ -720,16 +720,16 @@ class RelaySession:
         )
         if outcome in _FAILED_CLAIMS:
             await self._counted(self._failed_claims.allow(*counted))
-        return self._answer(_CLAIM_ANSWERS, outcome)
+        return _CLAIM_ANSWERS.get(outcome)
 
-    async def _request(self, event: dict[str, Any]) -> tuple[bool, str]:
+    async def _request(self, event: dict[str, Any]) -> str | None:
         """A join without a claim: the community's join policy answers (request_membership)."""
         note = _NOTE_REFUSED.sub("", event["content"]).strip()[:MAX_NOTE] or None
         outcome = await self._write(
             "request_membership",
             self._backend.request_membership(self.community.id, event["pubkey"], event["id"], note),
         )
-        return self._answer(_REQUEST_ANSWERS, outcome)
+        return _REQUEST_ANSWERS.get(outcome)
 
     async def _leave(self, event: dict[str, Any]) -> tuple[bool, str]:
         # AUTH as the author, asked whatever the tags: a stronger proof than NIP-70's "-",
@@ -739,14 +739,14 @@ class RelaySession:
         outcome = await self._write(
             "leave", self._backend.remove_relay_member(self.community.id, event["pubkey"])
         )
-        return self._answer(_LEAVE_ANSWERS, outcome)
+        return self._answer(_LEAVE_ANSWERS.get(outcome))
 
-    def _answer(self, words: dict[str, str | None], outcome: str) -> tuple[bool, str]:
-        """OK's accepted and message for a request's outcome (answers.json, by word)."""
-        if outcome not in words:
+    def _answer(self, word: str | None) -> tuple[bool, str]:
+        """OK's accepted and message for an answer's word (answers.json; "": OK true with
+        nothing to say; None: an outcome the relay does not know)."""
+        if word is None:
             return _UNEXPECTED
-        word = words[outcome]
-        if word is None:  # a leave: OK true, with nothing to say
+        if not word:
             return True, ""
         return word in _ACCEPTED, answer(word, host=self.community.host)
 
@@ -799,10 +799,12 @@ class RelaySession:
 
 _REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")
-# The database's outcome of each request, by the word of its answer (answers.json); OK's
-# accepted is true for these words alone.
+# OK's accepted is true for these words alone (answers.json).
 _ACCEPTED = frozenset(("welcome", "already_member"))
-_CLAIM_ANSWERS: dict[str, str | None] = {
+# The joins that count against the join windows: a member more, or a request kept.
+_COUNTED_JOINS = frozenset(("welcome", "pending"))
+# The database's outcome of each request, by the word of its answer.
+_CLAIM_ANSWERS = {
     "joined": "welcome",
     "already_member": "already_member",
     "expired": "expired",
@@ -812,7 +814,7 @@ _CLAIM_ANSWERS: dict[str, str | None] = {
 }
 # The claims a guesser makes: counted per address and per pubkey (Limits.max_failed_claims).
 _FAILED_CLAIMS = frozenset(("expired", "invalid", "exhausted"))
-_REQUEST_ANSWERS: dict[str, str | None] = {
+_REQUEST_ANSWERS = {
     "joined": "welcome",
     "already_member": "already_member",
     "banned": "banned",
@@ -821,4 +823,4 @@ _REQUEST_ANSWERS: dict[str, str | None] = {
     "already_requested": "pending",
     "rejected": "declined",
 }
-_LEAVE_ANSWERS: dict[str, str | None] = {"removed": None, "not_member": "not_member", "is_owner": "is_owner"}
+_LEAVE_ANSWERS = {"removed": "", "not_member": "not_member", "is_owner": "is_owner"}

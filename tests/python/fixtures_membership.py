@@ -35,6 +35,7 @@ from buzz_signer.nostr import (
     KIND_ADD_USER,
     KIND_MEMBERSHIP_LIST,
     KIND_REMOVE_USER,
+    compute_id,
     verify_event,
 )
 from buzz_signer.signer import PreparedEvent, Signer
@@ -84,6 +85,15 @@ class Community(NamedTuple):
 def new_pubkey() -> str:
     """A real x-only public key (64 lowercase hex), so that every library accepts it."""
     return PrivateKey().public_key_xonly.format().hex()
+
+
+def kind0(key: RelayKey, content: str, created_at: int = 1_700_000_000, tags: Any = ()) -> str:
+    """A member's own profile (kind 0), signed by `key`, as the NIP-01 JSON text they send."""
+    event = {"pubkey": key.pubkey, "created_at": created_at, "kind": 0, "tags": list(tags)}
+    event["content"] = content
+    event["id"] = compute_id(event)
+    event["sig"] = key.sign(event["id"])
+    return json.dumps(event)
 
 
 def new_host() -> str:

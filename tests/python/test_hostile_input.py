@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import collections
 import enum
-import json
 import os
 import secrets
 import uuid
@@ -57,12 +56,12 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import copy_of_template
-from fixtures_membership import expected_tags, new_pubkey
+from fixtures_membership import expected_tags, kind0, new_pubkey
 from psycopg import sql
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
-from buzz_signer.nostr import KIND_ROLE, compute_id, verify_event
+from buzz_signer.nostr import KIND_ROLE, verify_event
 from buzz_signer.signer import PreparedEvent, Signer
 
 # How many hostile inputs were tried, by what happened (printed by the last test).
@@ -1241,11 +1240,7 @@ def world(hostile_db: str) -> Iterator[World]:
             assert m.conn.execute(
                 "SELECT buzz.take_rate('invite', %s, 1, 86400)", ([injection],)
             ).fetchone() == (True,)
-        profile = {"pubkey": member, "created_at": 1_700_000_000, "kind": 0, "tags": []}
-        profile["content"] = '{"name":"Hostile member"}'
-        profile["id"] = compute_id(profile)
-        profile["sig"] = member_key.sign(profile["id"])
-        profile_text = json.dumps(profile)
+        profile_text = kind0(member_key, '{"name":"Hostile member"}')
         assert m.set_member_profile(c, profile_text) == "stored"
         assert m.member_list_drift() == []
     values = {

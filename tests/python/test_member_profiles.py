@@ -16,22 +16,15 @@ from typing import Any
 
 import psycopg
 import pytest
+from fixtures_membership import kind0
 from sessions import Stage, backend_pid, wait_until_blocked
 
 from buzz_signer.errors import InvalidParameter
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
-from buzz_signer.nostr import compute_id, verify_event
+from buzz_signer.nostr import verify_event
 
 pytest_plugins = ("fixtures_membership",)
-
-
-def kind0(key: RelayKey, content: str, created_at: int = 1_700_000_000, tags: Any = ()) -> str:
-    event = {"pubkey": key.pubkey, "created_at": created_at, "kind": 0, "tags": list(tags)}
-    event["content"] = content
-    event["id"] = compute_id(event)
-    event["sig"] = key.sign(event["id"])
-    return json.dumps(event)
 
 
 def profiles(m: Membership, community: Any) -> list[dict[str, Any]]:

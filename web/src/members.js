@@ -10,23 +10,26 @@ let npubs = new Map()
 // ["member", <pubkey>, <base role>, <defined roles held>...] for each member (SPEC sections
 // 2 and 6); the npub is computed when the list arrives so that search and paging stay cheap.
 export function membersOfList(event) {
-  const members = []
+  // Who runs the community first: the owner, then the admins, then the members, each in the
+  // list's own order (one pass, however many members).
+  const ranked = [[], [], []]
   const known = new Map()
   for (const tag of event.tags) {
     if (tag[0] !== 'member' || typeof tag[1] !== 'string') continue
     const pubkey = tag[1]
     const npub = npubs.get(pubkey) ?? npubEncode(pubkey)
     known.set(pubkey, npub)
-    members.push({ pubkey, npub, baseRole: tag[2] ?? 'member', roles: tag.slice(3) })
+    const baseRole = tag[2] ?? 'member'
+    ranked[RANKS.get(baseRole) ?? 2].push({ pubkey, npub, baseRole, roles: tag.slice(3) })
   }
   npubs = known // only the current members' keys: the cache never outgrows the list
-  // Who runs the community first: the owner, then the admins, then the members, each in the
-  // list's own order (sort is stable).
-  return members.sort((a, b) => rank(a) - rank(b))
+  return ranked.flat()
 }
 
-const RANKS = { owner: 0, admin: 1 }
-const rank = (member) => RANKS[member.baseRole] ?? 2
+const RANKS = new Map([
+  ['owner', 0],
+  ['admin', 1],
+])
 
 // The count in the reader's locale (10,000 or 10.000 or 10 000).
 export function countText(count) {

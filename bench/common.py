@@ -164,10 +164,11 @@ class Alternator:
         return self.step()[1]
 
 
-def new_community(m: Membership, host: str, size: int) -> Any:
-    """A community of `size` members (its owner included), filled in transactions of
-    SETUP_BATCH; setup, not timed. Works under the default lead bound too (bench.soak)."""
-    w = m.create_community(host, new_pubkey())
+def new_community(m: Membership, host: str, size: int, owner: str | None = None) -> Any:
+    """A community of `size` members (its owner included: `owner`, or a key of its own),
+    filled in transactions of SETUP_BATCH; setup, not timed. Works under the default lead
+    bound too (bench.soak)."""
+    w = m.create_community(host, owner or new_pubkey())
     if w.outcome != "created":
         raise RuntimeError(f"create_community answered {w.outcome!r}")
     cid = w.details["community_id"]

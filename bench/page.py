@@ -20,7 +20,19 @@ see the same load:
   clock) to the page showing the new ``#member-count`` (``Date.now()`` in the page, the same
   clock);
 - **search**: one input event in ``#member-search`` (a role's label, or a member's npub
-  prefix) to the list redrawn, and to the next frame.
+  prefix) to the list redrawn, and to the next frame;
+- **owner**: the owner's page, the owner already logged in: a fresh context with the owner's
+  NIP-07 signer injected as the tests inject it (``window.nostr``, signing on this side), and
+  ``#login`` clicked by the probe the moment it shows (no person is that quick). From
+  navigation start to the desk *fully drawn*, which is, all at once: the member list verified
+  with its first page drawn; ``#desk`` shown; and, on the desk of sections (a
+  ``[role=tablist]``), the selected section's ``[role=tabpanel]`` marked ``data-drawn`` (its
+  lists asked for and drawn) and every row of the member list's page holding its
+  ``.member-manage`` button; on the desk of one long page (before sections), every list of the
+  desk drawn (each of its ``ul`` holding at least one ``li``: an entry, or the words that it
+  is empty). Then the page's height (``document.documentElement.scrollHeight``) and its
+  controls (``button``, ``input``, ``select``, ``textarea`` and ``a[href]`` in the document,
+  shown or not).
 
 Prints a table, writes ``bench/out/page.json``. Medians, p90 and ratios to the 10-member
 page: the machine is shared.
@@ -42,11 +54,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
 from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
+from buzz_signer.nostr import compute_id
 from buzz_signer.relay.page import ASSET_DIR
 
 from .common import (
@@ -66,6 +79,9 @@ BASELINE_SIZE = 10
 PAGE_SIZE = 100  # the page draws at most this many members at once (web/src/browse.js)
 TARGET_OPEN_MS = 1000.0
 TARGET_UPDATE_MS = 500.0
+TARGET_OWNER_MS = 1000.0
+TARGET_OWNER_CONTROLS = 300  # "a few hundred at most"
+TARGET_OWNER_HEIGHT_RATIO = 3.0  # the page's height at the size, against the 10's
 WAIT_MS = 60_000  # bounds every wait in the page; the figures are read from the page itself
 # Defined roles (id, label, hue): every 10th member holds one, every 100th a second one.
 ROLES = (("moderator", "Moderator", 200), ("verified", "Verified", 120), ("guide", "Guide", 30))
@@ -77,10 +93,11 @@ class Plan:
     opens: int  # page opens timed at each size (after one untimed)
     updates: int  # writes timed at each size (adds and removes alternately: even)
     searches: int  # of each kind, at each size
+    owner_opens: int  # the owner's page opened at each size (after one untimed)
 
 
-FULL = Plan(size=10_000, opens=12, updates=20, searches=12)
-QUICK = Plan(size=100, opens=2, updates=4, searches=2)
+FULL = Plan(size=10_000, opens=12, updates=20, searches=12, owner_opens=8)
+QUICK = Plan(size=100, opens=2, updates=4, searches=2, owner_opens=2)
 
 # Installed before the page's own script, in every context. It records, in window.__bench:
 # `ready`, when the list is verified and drawn and search enabled (performance.now(), from
@@ -122,6 +139,49 @@ PROBE_JS = """
   })
 })()
 """
+
+# Installed before the page's own script in the owner's contexts: clicks #login the moment it
+# shows, and records in window.__owner `login` (when it was clicked) and `drawn` (when the desk
+# was fully drawn, as the module's docstring says), both performance.now().
+OWNER_PROBE_JS = """
+(() => {
+  const owner = (window.__owner = { login: null, drawn: null })
+  const listDrawn = () => {
+    const status = document.getElementById('list-status')
+    return status && status.dataset.state === 'verified' &&
+      document.querySelector('#member-list li.member') !== null
+  }
+  const deskDrawn = () => {
+    const desk = document.getElementById('desk')
+    if (!desk || desk.hidden) return false
+    if (desk.querySelector('[role=tablist]')) {
+      const open = desk.querySelector('[role=tabpanel]:not([hidden])')
+      const rows = [...document.querySelectorAll('#member-list li.member')]
+      return open !== null && 'drawn' in open.dataset &&
+        rows.every((row) => row.querySelector('.member-manage'))
+    }
+    const lists = [...desk.querySelectorAll('ul')].filter((ul) => !ul.closest('li'))
+    return lists.length > 0 && lists.every((ul) => ul.querySelector('li'))
+  }
+  const look = () => {
+    const login = document.getElementById('login')
+    if (owner.login === null && login && !login.hidden) {
+      owner.login = performance.now()
+      login.click()
+    }
+    if (owner.drawn === null && listDrawn() && deskDrawn()) owner.drawn = performance.now()
+  }
+  new MutationObserver(look).observe(document, {
+    subtree: true, childList: true, characterData: true, attributes: true,
+  })
+})()
+"""
+
+# The page once the desk is drawn: its height and its controls.
+OWNER_SIZE_JS = """() => ({
+  height: document.documentElement.scrollHeight,
+  controls: document.querySelectorAll('button, input, select, textarea, a[href]').length,
+})"""
 
 # One input event in the search box: ms to the list redrawn (the page draws in the handler)
 # and to the next frame; and how many members it shows and counts.
@@ -166,11 +226,12 @@ class Community:
     npubs: list[str]
     holders: dict[str, int]  # role id -> members holding it
     list_bytes: int  # the live 13534's JSON
+    owner: RelayKey  # the owner's key, for their signer
 
 
-def build(mem: Membership, size: int) -> tuple[Any, list[str], dict[str, int]]:
+def build(mem: Membership, size: int, owner: str) -> tuple[Any, list[str], dict[str, int]]:
     """A community of `size` members, the roles defined and held (setup, not timed)."""
-    cid = new_community(mem, f"page{size}.bench.example.org", size)
+    cid = new_community(mem, f"page{size}.bench.example.org", size, owner)
     pubkeys = sorted(m.pubkey for m in mem.relay_members(cid))
     holders = dict.fromkeys((r for r, _, _ in ROLES), 0)
     with mem.transaction() as tx:
@@ -210,6 +271,64 @@ def opened(browser: Browser, c: Community) -> Iterator[Page]:
         yield page
     finally:
         context.close()
+
+
+def owner_signer(context: BrowserContext, key: RelayKey) -> None:
+    """window.nostr in every page of `context`, as a NIP-07 extension provides it (as the
+    page's tests inject it): signing on this side with the owner's key."""
+
+    def sign_event(template: dict[str, Any]) -> dict[str, Any]:
+        event = {
+            "pubkey": key.pubkey,
+            "created_at": int(template["created_at"]),
+            "kind": int(template["kind"]),
+            "tags": template.get("tags", []),
+            "content": template.get("content", ""),
+        }
+        event["id"] = compute_id(event)
+        event["sig"] = key.sign(event["id"])
+        return event
+
+    context.expose_function("__benchSignEvent", sign_event)
+    context.add_init_script(
+        "window.nostr = {"
+        f" getPublicKey: async () => {json.dumps(key.pubkey)},"
+        " signEvent: async (event) => window.__benchSignEvent(event),"
+        " };"
+    )
+
+
+def owner_opens(browser: Browser, communities: Sequence[Community], runs: int) -> dict[str, Any]:
+    """Per size: ms from navigation start to the owner's desk fully drawn (and to the login
+    click), the page's height and its controls; a fresh context each time, the sizes
+    alternating, the first of each untimed."""
+    samples: dict[int, dict[str, list[float]]] = {
+        c.size: {"drawn": [], "login": [], "height": [], "controls": []} for c in communities
+    }
+    for i in range(runs + 1):
+        for c in communities:
+            context = browser.new_context(locale="en-US", timezone_id="UTC")
+            try:
+                owner_signer(context, c.owner)
+                context.add_init_script(OWNER_PROBE_JS)
+                page = context.new_page()
+                errors: list[str] = []
+                page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
+                page.goto(c.origin + "/")
+                wait_in_page(page, "() => window.__owner.drawn !== null")
+                marks = page.evaluate("() => window.__owner")
+                size = page.evaluate(OWNER_SIZE_JS)
+                if errors:
+                    raise RuntimeError(f"the owner's page at {c.size} members: {errors}")
+            finally:
+                context.close()
+            if i:
+                got = samples[c.size]
+                got["drawn"].append(marks["drawn"])
+                got["login"].append(marks["login"])
+                got["height"].append(size["height"])
+                got["controls"].append(size["controls"])
+    return samples
 
 
 def page_opens(browser: Browser, communities: Sequence[Community], runs: int) -> dict[str, Any]:
@@ -292,13 +411,14 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
         try:
             for size in (plan.size, BASELINE_SIZE):
                 log(f"a community of {size:,} members, {len(ROLES)} roles held (not timed)")
-                cid, pubkeys, holders = build(mem, size)
+                owner = RelayKey.generate()
+                cid, pubkeys, holders = build(mem, size, owner.pubkey)
                 port = free_port()
                 relay = RelayUnderTest(url, key, cid, port, out / f"page-relay-{size}.log")
                 communities.append(
                     Community(size, cid, relay, f"http://127.0.0.1:{port}",
                               [encode_npub(p) for p in pubkeys], holders,
-                              len(json.dumps(mem.member_list(cid))))
+                              len(json.dumps(mem.member_list(cid))), owner)
                 )  # fmt: skip
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
             try:
@@ -308,6 +428,8 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
                 updates = list_updates(browser, communities, mem, plan.updates)
                 log(f"{plan.searches} searches of each kind at each size")
                 found = searches(browser, communities, plan.searches)
+                log(f"{plan.owner_opens} opens of the owner's page at each size")
+                owners = owner_opens(browser, communities, plan.owner_opens)
                 chromium = browser.version
             finally:
                 browser.close()
@@ -316,8 +438,8 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
                 c.relay.stop()
     figures: dict[str, Any] = {}
 
-    def put(key: str, label: str, xs: Sequence[float]) -> None:
-        figures[key] = {"label": label, "unit": "ms", **summary(xs)}
+    def put(key: str, label: str, xs: Sequence[float], unit: str = "ms") -> None:
+        figures[key] = {"label": label, "unit": unit, **summary(xs)}
 
     for c in communities:
         n, o = c.size, opens[c.size]
@@ -333,6 +455,15 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
             put(f"search_{kind}_ms@{n}", f"search {what} at {n:,} members, drawn", s["drawn"])
             put(f"search_{kind}_frame_ms@{n}", f"search {what} at {n:,} members, next frame",
                 s["frame"])  # fmt: skip
+        w = owners[n]
+        put(f"owner_ms@{n}", f"the owner's page at {n:,} members: the desk fully drawn",
+            w["drawn"])  # fmt: skip
+        put(f"owner_login_ms@{n}", f"the owner's page at {n:,} members: login clicked",
+            w["login"])  # fmt: skip
+        put(f"owner_height_px@{n}", f"the owner's page at {n:,} members: its height",
+            w["height"], "px")  # fmt: skip
+        put(f"owner_controls@{n}", f"the owner's page at {n:,} members: its controls",
+            w["controls"], "controls")  # fmt: skip
     for key, f in figures.items():
         base = figures[key.split("@")[0] + f"@{BASELINE_SIZE}"]
         f["ratio_of"] = key.split("@")[0] + f"@{BASELINE_SIZE}"
@@ -359,13 +490,20 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, str]]:
 
     def value(key: str) -> str:
         x = f[key]
-        return f"{x['median']:.0f} ms (p90 {x['p90']:.0f} ms, {x['ratio']:.2f}x the 10's)"
+        unit = x["unit"]
+        return f"{x['median']:.0f} {unit} (p90 {x['p90']:.0f} {unit}, {x['ratio']:.2f}x the 10's)"
 
     return [
         (f"page open at {n:,} members, median", value(f"open_ms@{n}"),
          judge(f[f"open_ms@{n}"]["median"] < TARGET_OPEN_MS)),
         (f"list update at {n:,} members, median", value(f"update_ms@{n}"),
          judge(f[f"update_ms@{n}"]["median"] < TARGET_UPDATE_MS)),
+        (f"the owner's desk drawn at {n:,} members, median", value(f"owner_ms@{n}"),
+         judge(f[f"owner_ms@{n}"]["median"] < TARGET_OWNER_MS)),
+        (f"the owner's page's controls at {n:,} members", value(f"owner_controls@{n}"),
+         judge(f[f"owner_controls@{n}"]["median"] <= TARGET_OWNER_CONTROLS)),
+        (f"the owner's page's height at {n:,} members", value(f"owner_height_px@{n}"),
+         judge(f[f"owner_height_px@{n}"]["ratio"] <= TARGET_OWNER_HEIGHT_RATIO)),
     ]  # fmt: skip
 
 
@@ -379,9 +517,13 @@ def print_table(results: dict[str, Any]) -> None:
         ("list update: commit to the new count", "update_ms"),
         ("search a role's label: drawn", "search_role_ms"),
         ("search an npub prefix: drawn", "search_npub_ms"),
+        ("the owner's page: the desk fully drawn", "owner_ms"),
+        ("  the login clicked", "owner_login_ms"),
+        ("  its height (px)", "owner_height_px"),
+        ("  its controls", "owner_controls"),
     ]
     width = max(len(label) for label, _ in rows)
-    print(f"\n{'page figure (ms)':<{width}}  {'at ' + format(n, ','):>17}  "
+    print(f"\n{'page figure (ms unless said)':<{width}}  {'at ' + format(n, ','):>17}  "
           f"{'at ' + str(BASELINE_SIZE):>17}  ratio")  # fmt: skip
     for label, key in rows:
         big, small = f[f"{key}@{n}"], f[f"{key}@{BASELINE_SIZE}"]

@@ -24,6 +24,7 @@ __all__ = [
     "KIND_JOIN_REQUEST",
     "KIND_LEAVE_REQUEST",
     "KIND_MEMBERSHIP_LIST",
+    "KIND_PROFILE",
     "KIND_REMOVE_USER",
     "KIND_ROLE",
     "compute_id",
@@ -48,6 +49,7 @@ KIND_AUTH = 22242
 KIND_ROLE = 33534
 KIND_DELETION = 5
 KIND_HTTP_AUTH = 27235  # NIP-98
+KIND_PROFILE = 0  # NIP-01 user metadata: a member's own, kept by the relay (SPEC section 8)
 
 _SEPARATORS = (",", ":")
 

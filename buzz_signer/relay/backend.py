@@ -247,6 +247,27 @@ class DatabaseBackend:
         member = await self._api(lambda m: m.relay_member(community, pubkey))
         return member.role if member is not None else None
 
+    # Members' own profiles (kind 0, SPEC section 8) -------------------------------------
+
+    async def set_member_profile(self, community: uuid.UUID, event_text: str) -> str:
+        """Keep a member's kind 0 (NIP-01 JSON text): 'stored', 'not_member' or 'older'."""
+        return await self._api(lambda m: m.set_member_profile(community, event_text))
+
+    async def member_profiles(
+        self,
+        community: uuid.UUID,
+        *,
+        authors: Sequence[str] | None,
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[WireEvent]:
+        """The current members' profiles that one REQ filter selects, newest first."""
+        texts = await self._api(
+            lambda m: m.member_profiles(community, authors, since, until, limit)
+        )
+        return [_wire((text,)) for text in texts]
+
     # What every relay process of the database shares (SPEC section 9) -----------------
 
     async def take_rate(self, scope: str, keys: Sequence[str], limit: int, seconds: int) -> bool:

@@ -199,6 +199,12 @@ def _limit_option(name: str, help_text: str, maximum: int | None = None):
     " X-Forwarded-For names the client: blocks and per-address bounds apply to that.",
 )
 @click.option(
+    "--no-profiles",
+    is_flag=True,
+    help="Keep and serve no member's own profile (kind 0): for a community whose members'"
+    " names are private.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(1, 256),
     default=1,
@@ -242,6 +248,7 @@ def main(
     claim_max_uses: int,
     claim_ttl: int,
     trusted_proxies: tuple[IPNetwork, ...],
+    no_profiles: bool,
     workers: int,
     reuse_port: bool,
     log_level: str,
@@ -287,6 +294,7 @@ def main(
         claim_max_uses=claim_max_uses,
         claim_ttl_seconds=claim_ttl,
         trusted_proxies=trusted_proxies,
+        profiles=not no_profiles,
     )
     log = logging.getLogger("buzz_relay")
     raise_open_files(pool_size, limits["max_connections_per_ip"])

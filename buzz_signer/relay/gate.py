@@ -6,7 +6,9 @@ other client message goes to the upstream relay, on one upstream connection per 
 connection (`Upstream`), and the upstream's answers come back as they are (SPEC §7):
 
 - an `EVENT` of another kind only from a connection AUTHed as a member, for an event that
-  member wrote; else `OK false auth-required:` or `restricted: members only`;
+  member wrote; else `OK false auth-required:` or `restricted: members only`; a member's
+  kind 0 is also kept as their profile (SPEC section 8), and a REQ for kind 0 alone is
+  answered from those profiles, to anyone (unless --no-profiles);
 - `REQ` and `COUNT` of other kinds only from an AUTHed member when reads are for members
   (`--read members`); with `--read anyone`, from anyone;
 - when a list that no longer names the AUTHed member commits, the connection's upstream
@@ -42,7 +44,9 @@ from ..nostr import (
     KIND_JOIN_REQUEST,
     KIND_LEAVE_REQUEST,
     KIND_MEMBERSHIP_LIST,
+    KIND_PROFILE,
     is_well_formed,
+    verify_event,
 )
 from .filters import WireEvent
 from .moderation import EMPTY, Rules
@@ -214,6 +218,8 @@ class Gate:
             and all(a == self.session.relay_pubkey for a in authors)
         )
         own = OWN_READ_KINDS | {KIND_DELETION} if relay_only else OWN_READ_KINDS
+        if self.session.profiles:
+            own = own | {KIND_PROFILE}  # answered from the members' profiles, to anyone
         # type() first: a list in "kinds" is not hashable (the session refuses it, invalid:).
         return all(type(k) is int and k in own for k in f["kinds"])
 
@@ -259,6 +265,11 @@ class Gate:
         if len(self._awaiting_ok) > MAX_AWAITING_OK:
             del self._awaiting_ok[next(iter(self._awaiting_ok))]
         checked = {name: event[name] for name in EVENT_FIELDS}
+        # A member's profile is kept here too (SPEC section 8); the upstream's OK answers.
+        if kind == KIND_PROFILE and self.session.profiles and verify_event(checked):
+            kept, reason = await self.session.keep_profile(checked)
+            if not kept:
+                log.debug("profile not kept: %s", reason)
         if not await self._upstream.send(relay_message("EVENT", checked)):
             self._awaiting_ok.pop(event_id, None)
             return [

@@ -13,6 +13,11 @@ and then does the same read for every community with connections, from what it l
 delivered (or from shortly before the connection dropped), so every open subscription gets
 what committed meanwhile and ends with the live list. Sessions drop what they already sent.
 
+With members' profiles kept (SPEC section 8), it listens on buzz_profiles too, whose payload
+is '<community> <pubkey>': the member's profile is read and handed over like the events. A
+profile stored while the connection was down is caught up by its own created_at (a client's
+clock), so one dated long before the drop reaches a subscriber only when it asks again.
+
 The same connection listens on buzz_moderation, whose payload is a community's id: each such
 notification goes to `on_moderation` (the relay's copy of the moderation rules reloads that
 community), and each time the connection is up, first or again, `on_listening` is told (the
@@ -44,6 +49,7 @@ log = logging.getLogger("buzz_relay.hub")
 CHANNEL = "buzz_membership"
 MODERATION_CHANNEL = "buzz_moderation"
 KEY_CHANNEL = "buzz_relay_key"  # a rotation committed (identity.py)
+PROFILE_CHANNEL = "buzz_profiles"  # a member's profile stored (buzz.set_member_profile)
 _DELIVERY_ORDER = (
     (KIND_ADD_USER, KIND_REMOVE_USER),
     (KIND_ROLE,),
@@ -54,6 +60,8 @@ _DELIVERY_ORDER = (
 # connection dropped: a list prepared before the drop can commit after it.
 CATCH_UP_MARGIN_SECONDS = 60
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
+# Profiles delivered after a reconnect, per community, at most (the newest).
+MAX_CAUGHT_UP = 500
 
 Send = Callable[[list[str]], None]
 
@@ -79,6 +87,7 @@ class Hub:
         on_moderation: Callable[[str], None] | None = None,
         on_listening: Callable[[], None] = lambda: None,
         on_key_rotated: Callable[[], None] | None = None,
+        profiles: bool = False,
     ) -> None:
         self._conninfo = conninfo
         self._backend = backend
@@ -88,6 +97,7 @@ class Hub:
         self._on_moderation = on_moderation
         self._on_listening = on_listening
         self._on_key_rotated = on_key_rotated
+        self._profiles = profiles
         self.connected = asyncio.Event()
 
     # Sessions -------------------------------------------------------------------
@@ -132,6 +142,8 @@ class Hub:
                         await conn.execute(f"LISTEN {MODERATION_CHANNEL}")
                     if self._on_key_rotated is not None:
                         await conn.execute(f"LISTEN {KEY_CHANNEL}")
+                    if self._profiles:
+                        await conn.execute(f"LISTEN {PROFILE_CHANNEL}")
                     self.connected.set()
                     self._on_listening()
                     backoff = BACKOFF_FIRST
@@ -145,6 +157,8 @@ class Hub:
                             self._on_moderation(note.payload)
                         elif note.channel == KEY_CHANNEL and self._on_key_rotated is not None:
                             self._on_key_rotated()
+                        elif note.channel == PROFILE_CHANNEL:
+                            await self._profile_stored(note.payload)
                         else:
                             await self._notified(note.payload)
             except asyncio.CancelledError:
@@ -175,6 +189,39 @@ class Hub:
         floor = int(dropped_at) - CATCH_UP_MARGIN_SECONDS
         for community, entry in list(self._communities.items()):
             await self._deliver(community, entry, floor if entry.delivered is None else None)
+            if self._profiles:
+                await self._deliver_profiles(community, entry, since=floor)
+
+    async def _profile_stored(self, payload: str) -> None:
+        try:
+            text, pubkey = payload.split(" ")
+            community = uuid.UUID(text)
+        except ValueError:
+            log.warning("ignoring a malformed notification")
+            return
+        entry = self._communities.get(community)
+        if entry is not None:
+            await self._deliver_profiles(community, entry, authors=[pubkey])
+
+    async def _deliver_profiles(
+        self,
+        community: uuid.UUID,
+        entry: _Community,
+        *,
+        authors: list[str] | None = None,
+        since: int | None = None,
+    ) -> None:
+        """Read members' profiles (of `authors`, or stored since `since`); hand them over."""
+        try:
+            profiles = await self._backend.member_profiles(
+                community, authors=authors, since=since, until=None, limit=MAX_CAUGHT_UP
+            )
+        except Exception:
+            log.exception("could not read the profiles of community %s", community)
+            return
+        pushed = self._fan_out(entry, profiles)
+        if pushed:
+            self._on_pushed(pushed)
 
     async def _deliver(self, community: uuid.UUID, entry: _Community, since: int | None) -> None:
         """Read the live list and the events after what was delivered; hand them over."""

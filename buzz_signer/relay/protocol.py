@@ -8,10 +8,11 @@ returns the `EVENT` messages of the subscriptions they match. Another Python rel
 it as it is: feed it text, send what it returns.
 
 What it answers (SPEC section 7): `AUTH` (NIP-42); `REQ` for kinds 13534, 8000, 8001, 33534
-(role definitions) and 5 (the relay's deletions of role definitions) (stored events, `EOSE`,
-then live ones), and for 28935 (a fresh invite); `EVENT` 28934 (join with an invite, or,
-without one, a request under the community's join policy) and 28936 (leave); refusals with
-NIP-01 prefixes; `NOTICE` for anything that is not a client message.
+(role definitions), 5 (the relay's deletions of role definitions) and 0 (the members' own
+profiles, unless `profiles=False`) (stored events, `EOSE`, then live ones), and for 28935 (a
+fresh invite); `EVENT` 28934 (join with an invite, or, without one, a request under the
+community's join policy), 28936 (leave) and 0 (a member's own profile, from its AUTHed
+author); refusals with NIP-01 prefixes; `NOTICE` for anything that is not a client message.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from ..nostr import (
     KIND_JOIN_REQUEST,
     KIND_LEAVE_REQUEST,
     KIND_MEMBERSHIP_LIST,
+    KIND_PROFILE,
     KIND_REMOVE_USER,
     KIND_ROLE,
     verify_event,
@@ -81,6 +83,10 @@ __all__ = [
 SERVED_KINDS = frozenset(
     (KIND_MEMBERSHIP_LIST, KIND_ADD_USER, KIND_REMOVE_USER, KIND_ROLE, KIND_DELETION)
 )
+# A member's own profile (kind 0, SPEC section 8): at most this many bytes as compact JSON,
+# and at most PROFILES_PER_MINUTE kept per connection (each is a write and a verification).
+MAX_PROFILE_BYTES = 16_384
+PROFILES_PER_MINUTE = 6
 # Kinds only the relay publishes: a client's EVENT of one is refused.
 RELAY_KINDS = frozenset(SERVED_KINDS | {KIND_INVITE, KIND_DELETION})
 # NIP-42 and NIP-43: a client's created_at must be this close to the clock.
@@ -156,6 +162,18 @@ class Backend(RateStore, Protocol):
     ) -> str: ...
 
     async def remove_relay_member(self, community: uuid.UUID, pubkey: str) -> str: ...
+
+    async def set_member_profile(self, community: uuid.UUID, event_text: str) -> str: ...
+
+    async def member_profiles(
+        self,
+        community: uuid.UUID,
+        *,
+        authors: Sequence[str] | None,
+        since: int | None,
+        until: int | None,
+        limit: int,
+    ) -> list[WireEvent]: ...
 
 
 class Observer:
@@ -303,6 +321,8 @@ class RelaySession:
         "_limits",
         "_names",
         "_observer",
+        "_profile_writes",
+        "_profiles",
         "_signer",
         "_subscriptions",
         "challenge",
@@ -321,6 +341,7 @@ class RelaySession:
         address: str | None = None,
         observer: Observer | None = None,
         clock: Callable[[], float] = time.time,
+        profiles: bool = True,
     ) -> None:
         self.community = community
         self._backend = backend
@@ -329,6 +350,9 @@ class RelaySession:
         self._address = address  # the client's
         # AUTH attempts: made at the first (most connections never send one).
         self._auths: SlidingWindow | None = None
+        # Members' profiles kept and served (kind 0); False with buzz-relay --no-profiles.
+        self._profiles = profiles
+        self._profile_writes: SlidingWindow | None = None  # made at the first kind 0
         self._observer = observer or Observer()
         self._clock = clock
         # What the relay tag of an AUTH may name (urls.py): by default, the community's host.
@@ -419,6 +443,11 @@ class RelaySession:
         return len(self._subscriptions)
 
     @property
+    def profiles(self) -> bool:
+        """Whether this relay keeps and serves its members' profiles (kind 0)."""
+        return self._profiles
+
+    @property
     def relay_pubkey(self) -> str:
         """The relay key's public key: the author of every event this session serves."""
         return self._signer.pubkey
@@ -483,20 +512,23 @@ class RelaySession:
             filters = [parse_filter(f) for f in raw]
         except InvalidFilter as exc:
             raise _Refused(f"{exc.prefix}: {exc}", "invalid_filter") from None
+        asked = SERVED_KINDS | {KIND_INVITE, KIND_PROFILE} if self._profiles else _ASKED_KINDS
         for f in filters:
-            if f.kinds is not None and not f.kinds <= SERVED_KINDS | {KIND_INVITE}:
-                other = min(f.kinds - SERVED_KINDS - {KIND_INVITE})
+            if f.kinds is not None and not f.kinds <= asked:
+                other = min(f.kinds - asked)
                 raise _Refused(
                     f"unsupported: kind {other} is not served here; this relay serves kinds"
                     " 13534, 8000, 8001, 33534 and 5 (its deletions of role definitions),"
-                    " and 28935 on request",
+                    + (" 0 (its members' profiles)," if self._profiles else "")
+                    + " and 28935 on request",
                     "unsupported_kind",
                 )
         return filters
 
     async def _stored_answer(self, sub_id: str, sub: _Subscription) -> list[str]:
         """The stored events that the filters select, newest first, `limit` per filter."""
-        filters = [f for f in sub.filters if f.kinds is None or f.kinds & SERVED_KINDS]
+        stored = SERVED_KINDS | {KIND_PROFILE} if self._profiles else SERVED_KINDS
+        filters = [f for f in sub.filters if f.kinds is None or f.kinds & stored]
         if not filters:
             return []
         candidates: list[WireEvent] = []
@@ -512,6 +544,17 @@ class RelaySession:
                 candidates += await self._backend.membership_events_matching(
                     self.community.id, **selection, limit=self._limit_of(f)
                 )
+        # The members' profiles: each filter selected and limited in the database too.
+        if self._profiles:
+            for f in filters:
+                if f.wants_kind(KIND_PROFILE) and not f.tags:  # a profile has no tag to match
+                    candidates += await self._backend.member_profiles(
+                        self.community.id,
+                        authors=None if f.authors is None else sorted(f.authors),
+                        since=f.since,
+                        until=f.until,
+                        limit=self._limit_of(f),
+                    )
         # Read after the list: a role the list names is among them (or, deleted since, its
         # kind 5 is), never missing while the list names it.
         definitions = any(f.wants_kind(KIND_ROLE) for f in filters)
@@ -670,8 +713,11 @@ class RelaySession:
             return kind, *await self._join(event)
         if kind == KIND_LEAVE_REQUEST:
             return kind, *await self._leave(event)
+        if kind == KIND_PROFILE and self._profiles:
+            return kind, *await self._profile(event)
         raise _Refused(
-            "blocked: this relay takes only membership requests (kinds 28934 and 28936)",
+            "blocked: this relay takes only membership requests (kinds 28934 and 28936)"
+            + (" and its members' own profiles (kind 0)" if self._profiles else ""),
             "blocked",
         )
 
@@ -741,6 +787,36 @@ class RelaySession:
         )
         return self._answer(_LEAVE_ANSWERS.get(outcome))
 
+    async def keep_profile(self, event: dict[str, Any]) -> tuple[bool, str]:
+        """A member's own kind 0, its signature verified by the caller: kept while they are a
+        member (SPEC section 8). OK's accepted and message (the gate keeps what it sends on)."""
+        try:
+            return await self._profile(event)
+        except _Refused as refused:
+            return False, refused.reason
+
+    async def _profile(self, event: dict[str, Any]) -> tuple[bool, str]:
+        self._require_author(event)
+        text = json.dumps(event, separators=(",", ":"), ensure_ascii=False)
+        if len(text.encode()) > MAX_PROFILE_BYTES:
+            raise _Refused(
+                f"invalid: a profile is at most {MAX_PROFILE_BYTES} bytes as JSON", "too_large"
+            )
+        if self._profile_writes is None:
+            self._profile_writes = SlidingWindow(PROFILES_PER_MINUTE, 60)
+        if not self._profile_writes.allow():
+            raise _Refused("rate-limited: too many profiles; wait a minute", "rate_limited")
+        outcome = await self._write(
+            "profile", self._backend.set_member_profile(self.community.id, text)
+        )
+        if outcome == "stored":
+            return True, ""
+        if outcome == "older":
+            return True, "duplicate: a newer profile of yours is kept here"
+        if outcome == "not_member":
+            return False, "restricted: this relay keeps only its members' profiles"
+        return _UNEXPECTED
+
     def _answer(self, word: str | None) -> tuple[bool, str]:
         """OK's accepted and message for an answer's word (answers.json; "": OK true with
         nothing to say; None: an outcome the relay does not know)."""
@@ -797,7 +873,9 @@ class RelaySession:
         return list(self._subscriptions)
 
 
-_REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave"}
+_REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave", KIND_PROFILE: "profile"}
+# What a REQ may ask for on a relay that keeps no profiles (--no-profiles).
+_ASKED_KINDS = SERVED_KINDS | {KIND_INVITE}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")
 # OK's accepted is true for these words alone (answers.json).
 _ACCEPTED = frozenset(("welcome", "already_member"))

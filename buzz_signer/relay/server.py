@@ -118,6 +118,8 @@ class RelayConfig:
     read_anyone: bool = False
     # --trusted-proxy: the proxies whose X-Forwarded-For names the client (moderation.py).
     trusted_proxies: tuple[IPNetwork, ...] = ()
+    # Members' own profiles (kind 0) kept and served; --no-profiles turns it off (SPEC §8).
+    profiles: bool = True
 
 
 @dataclass
@@ -181,6 +183,7 @@ def create_app(config: RelayConfig, *, worker: int | None = None) -> web.Applica
         on_moderation=moderation.changed,
         on_listening=lambda: _listening(moderation, backend),
         on_key_rotated=backend.recheck_key,
+        profiles=config.profiles,
     )
     metrics.listener_connected.set_function(lambda: float(hub.connected.is_set()))
     metrics.joins_waiting.set_function(backend.joins_waiting)
@@ -656,6 +659,7 @@ async def websocket(request: web.Request, community: Community) -> web.WebSocket
         names=_relay_names(request, community),
         address=address,
         observer=state.metrics,
+        profiles=state.config.profiles,
     )
     # Behind the gate, the gate answers (and forwards) and takes the live events.
     handler: RelaySession | Gate = session

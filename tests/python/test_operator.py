@@ -133,6 +133,7 @@ def test_every_relay_flag_comes_from_the_environment_and_the_flag_wins(monkeypat
         "BUZZ_RELAY_TRUSTED_PROXY": "10.0.0.0/8, 192.0.2.1",
         "BUZZ_RELAY_CONTACT": "mailto:ops@example.org",
         "BUZZ_RELAY_READ": "anyone",
+        "BUZZ_RELAY_NO_PROFILES": "1",
     }
     seen = relay_config([], env, monkeypatch)
     config = seen["config"]
@@ -143,6 +144,8 @@ def test_every_relay_flag_comes_from_the_environment_and_the_flag_wins(monkeypat
     assert [str(n) for n in config.trusted_proxies] == ["10.0.0.0/8", "192.0.2.1/32"]
     assert config.contact == "mailto:ops@example.org" and config.read_anyone
     assert config.key.pubkey == key.pubkey
+    assert not config.profiles
+    assert relay_config([], env | {"BUZZ_RELAY_NO_PROFILES": "0"}, monkeypatch)["config"].profiles
 
     flags = ["--listen", "127.0.0.1:7002", "--max-joins", "3", "--read", "members"]
     seen = relay_config(flags, env, monkeypatch)

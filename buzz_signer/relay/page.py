@@ -4,18 +4,19 @@ The server draws what works without JavaScript (the community's name, icon, desc
 member count, everything from the database escaped); the script, bundled from web/ into
 buzz_signer/web/ with a content hash in each file name, then checks and shows the live list.
 manifest.json in that directory names the bundles. Every answer here carries SPEC's headers:
-a Content-Security-Policy with no inline script and no other origin (but images, for the
-icon), no framing, no referrer, no sniffing, and never a cookie.
+a Content-Security-Policy with no inline script and no other origin (but the icon's own, for
+the icon), no framing, no referrer, no sniffing, and never a cookie.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from aiohttp import web
 
@@ -33,12 +34,14 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' https:",  # the community's icon, at the https:// URL its owner set
+    "img-src 'self'",  # and the community's icon's own origin (content_security_policy)
     "connect-src 'self'",  # NIP-11 and the websocket, same origin
     "base-uri 'none'",
     "form-action 'self'",
     "frame-ancestors 'none'",
 )
+# An origin as a CSP source may write it: scheme, host (a name or an IPv6 literal), port.
+_CSP_ORIGIN = re.compile(r"https://(?:[a-z0-9.-]+|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "; ".join(CONTENT_SECURITY_POLICY),
     "Referrer-Policy": "no-referrer",
@@ -193,6 +196,8 @@ def render(
     header = [f'<h1 id="community-name">{name}</h1>']
     if profile and profile.icon:
         header.insert(0, f'<img id="community-icon" alt="" src="{escape(profile.icon)}">')
+    # Who runs the community (the owner and the admins, named), drawn from the verified list.
+    header.append('<p id="community-runners" hidden></p>')
     if relay_url is not None:
         header.append(
             f'<p id="community-relay">Relay: <code id="relay-address">{escape(relay_url)}</code>'
@@ -233,7 +238,7 @@ def render(
             '<h2 id="members-title">Members</h2>',
             f'<p id="member-count">{counted}</p>',
             '<div class="search">',
-            '<label for="member-search">Search members (npub, hex key or role)</label>',
+            '<label for="member-search">Search members (name, npub, hex key or role)</label>',
             (
                 '<input id="member-search" type="search" autocomplete="off" spellcheck="false"'
                 " disabled>"
@@ -267,13 +272,32 @@ def render(
     )
 
 
-def page_response(html_text: str) -> web.Response:
+def content_security_policy(icon: str | None) -> str:
+    """The page's policy: images from this origin, and from the community's icon's own origin
+    when it has one (SPEC section 8: no other origin is contacted, for a picture or anything)."""
+    origin = None
+    if icon:
+        parts = urlsplit(icon)
+        origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
+    if origin is None or not _CSP_ORIGIN.fullmatch(origin):
+        return SECURITY_HEADERS["Content-Security-Policy"]
+    return "; ".join(
+        f"{d} {origin}" if d.startswith("img-src ") else d for d in CONTENT_SECURITY_POLICY
+    )
+
+
+def page_response(html_text: str, icon: str | None = None) -> web.Response:
     return web.Response(
         text=html_text,
         content_type="text/html",
         charset="utf-8",
         # The same URL answers NIP-11 and text to other Accept headers.
-        headers=SECURITY_HEADERS | {"Cache-Control": PAGE_CACHE, "Vary": "Accept"},
+        headers=SECURITY_HEADERS
+        | {
+            "Content-Security-Policy": content_security_policy(icon),
+            "Cache-Control": PAGE_CACHE,
+            "Vary": "Accept",
+        },
     )
 
 

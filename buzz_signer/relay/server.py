@@ -503,7 +503,8 @@ async def community_page(request: web.Request, community: Community) -> web.Resp
     relay_url = relay_address(request, public[0] if public else None)
     invite = InviteLink.of(request, relay_url)  # /?claim=<code>
     return page_response(
-        render(community, profile, count, request.app[ASSETS], invite, relay_url)
+        render(community, profile, count, request.app[ASSETS], invite, relay_url),
+        icon=profile.icon if profile else None,
     )
 
 

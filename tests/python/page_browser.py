@@ -42,7 +42,7 @@ DOCS_SCREENSHOT = REPO / "docs" / "page.png"
 
 # SPEC §8: every page and asset response carries these.
 CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
@@ -390,16 +390,30 @@ class ListFeed:
 
 
 def open_desk(visit, relay: Relay, person: Person, count: int = 3, **options: Any) -> Visit:
-    """`person`'s page, logged in with their signer, the desk shown and its lists loaded."""
+    """`person`'s page, logged in with their signer, the desk shown and its first section
+    drawn (its lists asked for and drawn: the others are asked for when opened)."""
     v = visit(relay.process, **options)
     nip07_signer(v.context, person)
     page = v.open()
     expect_verified(page, count)
     page.click("#login")
     expect(page.locator("#desk")).to_be_visible()
-    # The first lists are in: every read the desk makes is drawn.
-    expect(page.locator("#desk-role-list li")).not_to_have_count(0)
+    expect(page.locator("#desk [role=tabpanel]:not([hidden])")).to_have_attribute("data-drawn", "")
     return v
+
+
+def open_section(page: Page, name: str) -> None:
+    """Opens the desk's section `name` (its tab) and waits until its lists are drawn."""
+    page.click(f"#desk-tab-{name}")
+    expect(page.locator(f"#desk-tab-{name}")).to_have_attribute("aria-selected", "true")
+    expect(page.locator(f"#desk-{name}")).to_be_visible()
+    expect(page.locator(f"#desk-{name}")).to_have_attribute("data-drawn", "")
+
+
+def manage(page: Page, pubkey: str) -> None:
+    """Opens the member's own dialog from their row of the member list."""
+    page.click(f'#member-list li.member[data-pubkey="{pubkey}"] .member-manage')
+    expect(page.locator("#desk-manage")).to_be_visible()
 
 
 def expect_said(page: Page, panel: str, outcome: str, words: str | re.Pattern[str]) -> None:

@@ -29,7 +29,7 @@ pytest_plugins = ("fixtures_membership", "relay_fixtures")
 
 HTML = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' https:; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY = {
@@ -157,7 +157,9 @@ def test_page_shows_the_profile_and_one_member(start_relay, mem: Membership):
     mem.set_community_profile(cid, "name", "Buzz Makers")
     mem.set_community_profile(cid, "description", "We build hives.\nCome & see.")
     mem.set_community_profile(cid, "icon", icon)
-    page, body, _ = get_page(process)
+    page, body, headers = get_page(process)
+    # Images from the page's origin and the icon's own, no other (SPEC section 8).
+    assert "img-src 'self' https://images.example.org;" in headers["Content-Security-Policy"]
     assert page.text("community-name") == "Buzz Makers"
     assert page.by_id["community-description"]["tag"] == "p"
     assert page.text("community-description") == "We build hives.\nCome & see."
@@ -170,7 +172,9 @@ def test_page_shows_the_profile_and_one_member(start_relay, mem: Membership):
     assert page.text("member-count") == "1 member"
 
     mem.set_community_profile(cid, "icon", None)
-    assert "community-icon" not in get_page(process)[0].by_id
+    page, _, headers = get_page(process)
+    assert "community-icon" not in page.by_id
+    assert headers["Content-Security-Policy"] == CSP
 
 
 def test_hostile_profile_is_text_not_markup(relay: Relay):

@@ -7,10 +7,11 @@ import { startAccount } from './account.js'
 import { MemberBrowser } from './browse.js'
 import { changed, community, watch } from './community.js'
 import { startDesk } from './desk.js'
-import { copyButton } from './dom.js'
+import { copyButton, h } from './dom.js'
 import { startJoin } from './join.js'
 import { countText, memberItem, membersOfList } from './members.js'
-import { shortened } from './people.js'
+import { personNodes, shortened } from './people.js'
+import { keepMembersOnly } from './profiles.js'
 import { RelayConnection, relayAddress, relayInformation, sameOriginRelayUrl } from './relay.js'
 import { roleFromEvent } from './roles.js'
 import { whyInvalid } from './verify.js'
@@ -29,7 +30,10 @@ const ui = {
   prev: byId('members-prev'),
   next: byId('members-next'),
   page: byId('members-page'),
+  runners: byId('community-runners'),
 }
+// The people named in the header as running the community: the owner and the first admins.
+const RUNNERS_SHOWN = 4
 
 const browser = new MemberBrowser()
 // The newest verified list's created_at, kept when a later list fails: a list replaces only a
@@ -49,6 +53,27 @@ function draw() {
   ui.next.disabled = view.page >= view.pages
 }
 
+// "Run by" the owner and the admins, named, in the header: who runs the community is the
+// first thing a visitor reads, before the list and its proof.
+function drawRunners() {
+  if (!ui.runners) return
+  const runners = community.members.filter((m) => m.baseRole === 'owner' || m.baseRole === 'admin')
+  if (runners.length === 0) {
+    ui.runners.hidden = true
+    return
+  }
+  const named = runners.slice(0, RUNNERS_SHOWN)
+  const parts = ['Run by ']
+  named.forEach((m, i) => {
+    if (i > 0) parts.push(i === named.length - 1 && runners.length === named.length ? ' and ' : ', ')
+    parts.push(h('span', { class: 'person' }, ...personNodes(m.pubkey, m.npub)))
+  })
+  const more = runners.length - named.length
+  if (more > 0) parts.push(` and ${more.toLocaleString()} more admin${more === 1 ? '' : 's'}`)
+  ui.runners.replaceChildren(...parts)
+  ui.runners.hidden = false
+}
+
 function failList(reason) {
   community.list = null
   community.members = []
@@ -57,6 +82,7 @@ function failList(reason) {
   ui.count.textContent = 'Member count unknown'
   setStatus('failed', `This member list failed verification: ${reason}`)
   ui.proof.hidden = true
+  drawRunners()
   draw()
   changed('list')
 }
@@ -69,6 +95,7 @@ function onList(event) {
   newestSigned = event.created_at
   community.list = event
   community.members = membersOfList(event)
+  keepMembersOnly(community.members)
   browser.setMembers(community.members)
   ui.count.textContent = countText(community.members.length)
   const signed = new Date(event.created_at * 1000).toLocaleString()
@@ -79,6 +106,7 @@ function onList(event) {
     `its signature verified, and its author the relay's own key, ` +
     `${shortened(npubEncode(community.relayKey))}, as the relay's NIP-11 document names it.`
   ui.proof.hidden = false
+  drawRunners()
   draw()
   changed('list')
 }
@@ -115,7 +143,8 @@ async function start() {
     draw()
   })
   watch((what) => {
-    if (what === 'roles' && community.list) draw()
+    if ((what === 'roles' || what === 'profiles') && community.list) draw()
+    if (what === 'profiles') drawRunners()
   })
   try {
     community.relayKey = (await relayInformation()).self

@@ -1,13 +1,16 @@
 // Search and paging over the members on screen, so 10,000 members stay usable: at most
 // PAGE_SIZE items are in the document at once.
+import { nameOf } from './profiles.js'
 
 export const PAGE_SIZE = 100
 
-// A member matches a query when its npub or hex pubkey starts with it, or when one of its
-// roles (base or defined, id or label) contains it; case does not matter.
+// A member matches a query when its npub or hex pubkey starts with it, or when its name (as
+// far as the page knows it) or one of its roles (base or defined, id or label) contains it;
+// case does not matter.
 export function matches(member, query, roleBook) {
   if (!query) return true
   if (member.pubkey.startsWith(query) || member.npub.startsWith(query)) return true
+  if (nameOf(member.pubkey)?.toLowerCase().includes(query)) return true
   const roleIds = [member.baseRole, ...member.roles]
   return roleIds.some((id) => {
     const role = roleBook.get(id)

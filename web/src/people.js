@@ -1,7 +1,8 @@
 // A person as every list of the page draws them: a picture drawn here from their key (an
-// identicon: no image is fetched, from anywhere) and their npub, shortened, the whole one in
-// its title.
+// identicon: no image is fetched, from anywhere), the name they gave themselves (their kind 0,
+// as text) when the relay keeps one, and their npub, shortened, the whole one in its title.
 import { h } from './dom.js'
+import { drawing, nameOf } from './profiles.js'
 
 const SVG = 'http://www.w3.org/2000/svg'
 const GRID = 5 // cells a side; the left three columns are mirrored onto the right two
@@ -43,9 +44,17 @@ export function identicon(pubkey) {
   return svg
 }
 
-// The picture and the short npub of one person, as a line's first part.
+// The picture, the name and the short npub of one person, as a line's first part.
 export function personNodes(pubkey, npub) {
-  const name = h('code', { class: 'npub', title: npub }, shortened(npub))
-  name.dataset.npub = npub
-  return [identicon(pubkey), name]
+  const key = h('code', { class: 'npub', title: npub }, shortened(npub))
+  key.dataset.npub = npub
+  drawing(pubkey)
+  const name = nameOf(pubkey)
+  if (name === null) return [identicon(pubkey), key]
+  return [identicon(pubkey), h('span', { class: 'person-name' }, name), ' ', key]
+}
+
+// How a sentence names a person: their name, else their short npub.
+export function personName(pubkey, npub) {
+  return nameOf(pubkey) ?? shortened(npub)
 }

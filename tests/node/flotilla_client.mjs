@@ -26,6 +26,10 @@
 //        ["claim", code] (none when claim is null) and ["-"] when protect. "@L" is the code of
 //        invite step L. Prints "join" with the AUTH status and details, the publish status and
 //        detail, and "message": what Flotilla tells the person (null when it joined).
+//   {"op": "profile", "label": L, "as": K, "content": {...}, "createdAt": t}
+//        what Flotilla's joinRelay does next (broadcastUserData): K's kind 0 (PROFILE) published
+//        on K's socket, as it was made (createdAt: its time, long before the join). Prints
+//        "profile" with the event, the publish status and detail.
 //   {"op": "leave", "label": L, "as": K}
 //        welshman's RELAY_LEAVE (28936) as Flotilla's publishLeaveRequest makes it: no tags.
 //   {"op": "read", "label": L, "as": K | null, "filters": [...], "timeoutMs": 3000}
@@ -37,6 +41,7 @@
 import { createInterface } from 'node:readline'
 import { poll, randomId, sleep } from '@welshman/lib'
 import {
+  PROFILE,
   RELAY_JOIN,
   RELAY_LEAVE,
   displayRelayUrl,
@@ -172,6 +177,16 @@ const steps = {
       detail: result.detail,
       message: flotillaMessage(error),
     })
+  },
+
+  async profile(step) {
+    const template = makeEvent(PROFILE, {
+      content: JSON.stringify(step.content),
+      created_at: step.createdAt,
+    })
+    const event = await signers[step.as].sign(template)
+    const result = await publishOn(step.as, event)
+    print({ op: 'profile', label: step.label, event, status: result.status, detail: result.detail })
   },
 
   async leave(step) {

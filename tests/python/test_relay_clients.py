@@ -128,6 +128,8 @@ def test_flotilla_invite_link_join_and_leave(relay, node):
 
     def left(run: Run) -> None:
         assert newcomer.pubkey not in members_of(relay.mem, relay.community_id)
+        # Their profile went with them, in the leave's transaction.
+        assert relay.mem.member_profiles(relay.community_id, [newcomer.pubkey]) == []
         assert newcomer.pubkey not in named(relay.mem.member_list(relay.community_id))
         checked.append("left")
 
@@ -146,6 +148,20 @@ def test_flotilla_invite_link_join_and_leave(relay, node):
                 "as": "newcomer",
                 "label": "list",
                 "filters": [{"kinds": [13534], "authors": [relay.key.pubkey], "limit": 1}],
+            },
+            # Then Flotilla re-publishes the person's profile to the space (broadcastUserData).
+            {
+                "op": "profile",
+                "as": "newcomer",
+                "label": "profile",
+                "content": {"name": "newcomer", "display_name": "New Comer"},
+                "createdAt": 1_700_000_000,
+            },
+            {
+                "op": "read",
+                "as": None,
+                "label": "profiles",
+                "filters": [{"kinds": [0], "authors": [newcomer.pubkey]}],
             },
             join("newcomer", "join-again", "@invite"),
             {"op": "leave", "as": "newcomer", "label": "leave"},
@@ -196,6 +212,10 @@ def test_flotilla_invite_link_join_and_leave(relay, node):
     assert run.one("read", "list")["eoseMs"] is not None  # AUTHed: welshman passes the EOSE on
     again = run.one("join", "join-again")
     assert (again["status"], again["detail"], again["message"]) == ("success", DUPLICATE, None)
+    # The profile Flotilla sent is kept, and anyone reading kind 0 gets it.
+    sent = run.one("profile", "profile")
+    assert (sent["status"], sent["detail"]) == ("success", ""), sent
+    assert run.one("read", "profiles")["events"] == [sent["event"]]
     leave = run.one("leave", "leave")
     assert leave["tags"] == []
     assert leave["status"] == "success"

@@ -132,3 +132,30 @@ def test_behind_the_gate_a_members_profile_goes_upstream_and_is_kept(gate: Gated
                 assert closed[:2] == ["CLOSED", "n"] and closed[2].startswith("auth-required:")
 
     asyncio.run(scenario())
+
+
+def test_a_profile_kept_by_one_process_is_pushed_by_another(start_relay, relay: Relay) -> None:
+    """Two relay processes on one database (SPEC section 9): the profile one keeps reaches the
+    other's subscribers at commit, through NOTIFY buzz_profiles."""
+    other = start_relay("--community", str(relay.community_id))
+
+    async def scenario() -> None:
+        async with (
+            aiohttp.ClientSession() as web,
+            wire(web, other.url) as reader,
+            wire(web, relay.url, relay.admin) as a,
+        ):
+            assert await reader.req("p", {"kinds": [0], "authors": [relay.admin.pubkey]}) == [
+                ["EOSE", "p"]
+            ]
+            mine = profile(relay.admin, "Ada")
+            assert (await a.ok(mine))[2:] == [True, ""]
+            assert await reader.expect(lambda x: x[0] == "EVENT") == ["EVENT", "p", mine]
+            # Filters hold for pushed profiles too: another author's is not sent here.
+            assert (await a.ok(profile(relay.admin, "Ada", created_at=1_900_000_000)))[2]
+            await reader.expect(lambda x: x[0] == "EVENT")
+            async with wire(web, relay.url, relay.member) as m:
+                assert (await m.ok(profile(relay.member, "Bob")))[2:] == [True, ""]
+            assert await reader.quiet(0.5) == []
+
+    asyncio.run(scenario())

@@ -49,8 +49,7 @@ def test_an_invite_from_the_desk_joins_a_friend_whom_a_ban_then_keeps_out(
     expect(status).to_have_attribute("data-outcome", "joined")
     assert friend_person.pubkey in members(relay)
     (joined,) = [
-        m for m in relay.mem.relay_members(relay.community_id)
-        if m.pubkey == friend_person.pubkey
+        m for m in relay.mem.relay_members(relay.community_id) if m.pubkey == friend_person.pubkey
     ]
     assert joined.added_by == relay.owner.pubkey
     # Both pages show them, the owner's without a reload.
@@ -58,12 +57,12 @@ def test_an_invite_from_the_desk_joins_a_friend_whom_a_ban_then_keeps_out(
     expect_shown(desk, members(relay))
     owner.shot("friend-arrived")
 
-    # The owner bans them from the desk.
-    desk.fill("#desk-member-key", friend_person.pubkey)
-    desk.fill("#desk-member-reason", "spam")
-    desk.click("#desk-member-ban")
+    # The owner bans them from their row of the list.
+    desk.click(f'#member-list li.member[data-pubkey="{friend_person.pubkey}"] .member-manage')
+    desk.fill("#desk-manage-reason", "spam")
+    desk.click("#desk-manage-ban")
     desk.click("#desk-confirm-yes")
-    expect(desk.locator("#desk-members-status")).to_have_attribute("data-outcome", "ok")
+    expect(desk.locator("#desk-rows-status")).to_have_attribute("data-outcome", "ok")
     assert friend_person.pubkey not in members(relay)
     assert [b.pubkey for b in relay.mem.banned_pubkeys(relay.community_id)] == [
         friend_person.pubkey

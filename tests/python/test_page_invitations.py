@@ -26,6 +26,7 @@ from page_browser import (
     nip07_signer,
     no_horizontal_overflow,
     open_desk,
+    open_section,
     tab_to,
 )
 from playwright.sync_api import Page, expect
@@ -58,8 +59,7 @@ def members(relay: Relay) -> dict[str, str | None]:
 def invites_made(relay: Relay) -> list[tuple[str, int | None, int]]:
     """(maker, uses, used) of each invite in the database, oldest first."""
     return [
-        (i.created_by, i.max_uses, i.use_count)
-        for i in relay.mem.relay_invites(relay.community_id)
+        (i.created_by, i.max_uses, i.use_count) for i in relay.mem.relay_invites(relay.community_id)
     ]
 
 
@@ -79,8 +79,7 @@ def own_page(
 def in_tree(page: Page, *path: str):
     """The tree's item reached from the root by these pubkeys, each under the one before."""
     selector = "#desk-tree-list" + "".join(
-        f'{" > ul" if i else ""} > li[data-pubkey="{pubkey}"]'
-        for i, pubkey in enumerate(path)
+        f'{" > ul" if i else ""} > li[data-pubkey="{pubkey}"]' for i, pubkey in enumerate(path)
     )
     return page.locator(selector)
 
@@ -117,13 +116,11 @@ def test_a_member_invites_by_the_quota_and_the_owner_removes_the_branch(
     cid, owner, member = relay.community_id, relay.owner.pubkey, relay.member.pubkey
     desk = open_desk(visit, relay, relay.owner)
     page = desk.page
-    expect(page.locator("#desk-tree")).to_be_visible()
+    open_section(page, "tree")
     # The tree: the owner at the root, the admin and the member (brought in by no member) below.
     for pubkey in (relay.admin.pubkey, member):
         expect(in_tree(page, owner, pubkey)).to_have_count(1)
-    expect(in_tree(page, owner, member).locator(".tree-left").first).to_have_text(
-        "no invites left"
-    )
+    expect(in_tree(page, owner, member).locator(".tree-left").first).to_have_text("no invites left")
     expect(page.locator("#desk-tree-quota-member")).to_have_value("0")
     expect(page.locator("#desk-tree-quota-admin")).to_have_value("")  # no limit
 
@@ -132,9 +129,7 @@ def test_a_member_invites_by_the_quota_and_the_owner_removes_the_branch(
     page.click("#desk-tree-quota-member-save")
     expect_said(page, "tree", "ok", "Saved: each member may now bring in 1 member.")
     assert relay.mem.invite_quotas(cid) == {"admin": None, "member": 1}
-    expect(in_tree(page, owner, member).locator(".tree-left").first).to_have_text(
-        "1 invite left"
-    )
+    expect(in_tree(page, owner, member).locator(".tree-left").first).to_have_text("1 invite left")
 
     # The member makes an invite link from their own view, with the keyboard alone.
     mine = own_page(visit, relay, relay.member)
@@ -164,7 +159,10 @@ def test_a_member_invites_by_the_quota_and_the_owner_removes_the_branch(
     expect(joining.page.locator("#join-status")).to_have_attribute("data-outcome", "joined")
     assert members(relay)[newcomer.pubkey] == member
     assert invites_made(relay) == [(member, 1, 1)]
-    # The owner's tree follows: the newcomer under the member.
+    # The owner's tree follows: the member brought one in, shown when their level is opened.
+    opens = in_tree(page, owner, member).locator(":scope > .tree-member > .tree-open")
+    expect(opens).to_have_text("Show the 1 they brought in")
+    opens.click()
     expect(in_tree(page, owner, member, newcomer.pubkey)).to_have_count(1)
     expect(in_tree(page, owner, member).locator(".tree-size").first).to_have_text(
         "(1 member below)"
@@ -232,6 +230,11 @@ def test_the_tree_hangs_members_without_a_member_inviter_from_the_owner(
     relay.mem.set_invite_quota(cid, "admin", 5)
     desk = open_desk(visit, relay, relay.owner, count=8, **NARROW)
     page = desk.page
+    open_section(page, "tree")
+    # The root's level is open; the others open one at a time.
+    expect(page.locator("#desk-tree-list li[data-pubkey]")).to_have_count(5)
+    in_tree(page, owner, admin).locator(":scope > .tree-member > .tree-open").click()
+    in_tree(page, owner, admin, first.pubkey).locator(":scope > .tree-member > .tree-open").click()
     for path in (
         (owner, admin),
         (owner, admin, first.pubkey),
@@ -242,7 +245,7 @@ def test_the_tree_hangs_members_without_a_member_inviter_from_the_owner(
         (owner, relay.member.pubkey),
     ):
         expect(in_tree(page, *path)).to_have_count(1)
-    expect(page.locator("#desk-tree-list li")).to_have_count(8)
+    expect(page.locator("#desk-tree-list li[data-pubkey]")).to_have_count(8)
     # Each line: the npub, the base role, the invites left (the database's).
     line = in_tree(page, owner, admin).locator(".tree-member").first
     expect(line.locator(".base-role")).to_have_text("admin")
@@ -283,7 +286,7 @@ def test_the_tree_hangs_members_without_a_member_inviter_from_the_owner(
     since = [e for e in relay.mem.membership_events(cid) if e["created_at"] > before["created_at"]]
     assert [e["kind"] for e in since] == [8001] * 4
     assert {e["created_at"] for e in since} == {after["created_at"]}
-    expect(page.locator("#desk-tree-list li")).to_have_count(4)
+    expect(page.locator("#desk-tree-list li[data-pubkey]")).to_have_count(4)
     expect_shown(page, left)
     expect_clean(desk)
 

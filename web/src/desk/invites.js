@@ -1,9 +1,23 @@
-// Invites: create one (uses, lifetime, a code drawn here or typed) with createclaim, show its
-// link and QR code, list the live codes (listclaims) and every invite with its uses and
-// expiry (listinvites), and revoke them (deleteclaim by code, revokeinvite by id).
+// Invites: create one (uses, lifetime, a code drawn here or typed) with createclaim and show
+// its link and QR code; one list of every invite, newest first, with its uses, expiry and
+// maker (listinvites), each revoked by its id (revokeinvite); and the link of a live code made
+// earlier (listclaims) chosen in a select, shown as a new one is, and revoked by its code
+// (deleteclaim). The relay names no invite's code in listinvites, so the codes are not a
+// second list but a way back to a link.
 import { qrCode } from '../qr.js'
 import { h } from '../dom.js'
-import { button, failure, field, keyInput, npubNode, onAction, panel, say, when } from './ui.js'
+import {
+  button,
+  failure,
+  field,
+  keyInput,
+  onAction,
+  Pager,
+  panel,
+  personNode,
+  say,
+  when,
+} from './ui.js'
 
 const CODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
 const CODE_LENGTH = 22 // 22 of 62 symbols: over 128 bits, beyond guessing
@@ -53,23 +67,40 @@ export function invitesPanel(desk) {
     'An invite link lets whoever opens it join, as many times as it has uses, until it expires.',
   )
 
-  // What an invite just made (or a live code chosen below) looks like: its link and QR code.
+  // What an invite just made (or a live code chosen below) looks like: its link and QR code,
+  // and a way to revoke it at once.
   const link = keyInput('desk-invite-link', { readonly: true })
   const copy = button('desk-invite-copy', 'Copy link', { hidden: !navigator.clipboard?.writeText })
+  const revokeShown = button('desk-invite-made-revoke', 'Revoke this link', { class: 'danger' })
   const qr = h('div', { id: 'desk-invite-qr' })
   const made = h(
     'div',
     { id: 'desk-invite-made', class: 'desk-invite', hidden: true },
     h('div', { class: 'desk-row' }, field('Invite link', link), copy),
     qr,
+    desk.may('deleteclaim') ? h('div', { class: 'desk-row' }, revokeShown) : null,
   )
   link.addEventListener('focus', () => link.select())
   onAction(copy, status, async () => {
     await navigator.clipboard.writeText(link.value)
     return 'Link copied.'
   })
+  let shownCode = null
+  onAction(
+    revokeShown,
+    status,
+    async () => {
+      const code = shownCode
+      const revoked = await desk.call('deleteclaim', [code])
+      if (shownCode === code) made.hidden = true
+      await desk.refresh(['claims', 'invites'])
+      return revoked ? REVOKED : 'That code was no longer live.'
+    },
+    () => ['Revoke this invite? Its link stops working at once.', 'Revoke'],
+  )
 
   function show(code) {
+    shownCode = code
     link.value = inviteLink(code)
     qr.replaceChildren(qrCode(link.value, 'QR code of the invite link'))
     made.hidden = false
@@ -122,39 +153,29 @@ export function invitesPanel(desk) {
   }
   section.append(status, made)
 
-  const claims = h('ul', { id: 'desk-claim-list', class: 'desk-list' })
+  // The live codes made earlier: one select, however many there are.
+  const pick = h('select', { id: 'desk-claim-pick' })
+  const showPicked = button('desk-claim-show', 'Show its link and QR code')
+  const picker = h(
+    'div',
+    { id: 'desk-claims', class: 'desk-row', hidden: true },
+    field('A live code made here', pick),
+    showPicked,
+  )
+  showPicked.addEventListener('click', () => {
+    if (!pick.value) return
+    show(pick.value)
+    link.focus()
+  })
+  if (desk.may('listclaims')) section.append(picker)
+
   const invites = h('ul', { id: 'desk-invite-list', class: 'desk-list' })
-  if (desk.may('listclaims')) {
-    section.append(h('h4', { text: 'Live invite codes' }), claims)
-  }
+  const pager = new Pager(invites, (invite) => inviteItem(invite, Date.now() / 1000), {
+    empty: 'No invites.',
+    what: 'invites',
+  })
   if (desk.may('listinvites')) {
     section.append(h('h4', { text: 'Every invite, newest first' }), invites)
-  }
-
-  function claimItem(code) {
-    const item = h('li', { 'data-code': code }, h('code', { class: 'claim', text: code }))
-    const showIt = button(null, 'Link and QR code', { class: 'claim-show' })
-    showIt.addEventListener('click', () => {
-      show(code)
-      link.focus()
-    })
-    item.append(' ', showIt)
-    if (desk.may('deleteclaim')) {
-      const revoke = button(null, 'Revoke', { class: 'claim-revoke danger' })
-      onAction(
-        revoke,
-        status,
-        async () => {
-          const revoked = await desk.call('deleteclaim', [code])
-          if (link.value === inviteLink(code)) made.hidden = true
-          await desk.refresh(['claims', 'invites'])
-          return revoked ? REVOKED : 'That code was no longer live.'
-        },
-        () => ['Revoke this invite? Its link stops working at once.', 'Revoke'],
-      )
-      item.append(' ', revoke)
-    }
-    return item
   }
 
   function inviteItem(invite, now) {
@@ -172,7 +193,7 @@ export function invitesPanel(desk) {
       h('span', { class: 'invite-state', text: state }),
       ` ${used}; ${state === 'expired' ? 'expired' : 'expires'} ${when(invite.expires_at)};`,
       ' made by ',
-      npubNode(invite.created_by),
+      personNode(invite.created_by),
     )
     if (desk.may('revokeinvite')) {
       const revoke = button(null, 'Revoke', { class: 'invite-revoke danger' })
@@ -191,23 +212,36 @@ export function invitesPanel(desk) {
     return item
   }
 
+  const live = (invite, now) =>
+    invite.expires_at > now && (invite.max_uses === null || invite.use_count < invite.max_uses)
+
   // Redrawn only when a list came again, so a focused button stays where it is otherwise.
   let drawn = {}
   function draw(failed) {
     const { claims: codes, invites: all } = desk.data
     if (codes && codes !== drawn.codes) {
-      claims.replaceChildren(...codes.map(claimItem))
-      if (!codes.length) claims.append(h('li', { class: 'empty', text: 'No live invite codes.' }))
+      const chosen = pick.value
+      pick.replaceChildren(
+        ...codes.map((code) => h('option', { value: code, text: code, selected: code === chosen })),
+      )
+      picker.hidden = !codes.length
     }
-    if (all && all !== drawn.all) {
-      const now = Date.now() / 1000
-      invites.replaceChildren(...[...all].reverse().map((i) => inviteItem(i, now)))
-      if (!all.length) invites.append(h('li', { class: 'empty', text: 'No invites.' }))
-    }
+    if (all && all !== drawn.all) pager.draw([...all].reverse())
     drawn = { codes, all }
     const error = failed.claims ?? failed.invites
     if (error) say(status, 'error', `Could not list the invites. ${failure(error)}`)
   }
 
-  return { section, draw }
+  return {
+    section,
+    draw,
+    title: 'Invites',
+    lists: ['invites', 'claims'],
+    count: () => {
+      const all = desk.data.invites
+      if (!all) return null
+      const now = Date.now() / 1000
+      return `${all.filter((invite) => live(invite, now)).length} live`
+    },
+  }
 }

@@ -29,9 +29,22 @@ function showDescription(text) {
   description.textContent = text
 }
 
+function originOf(url) {
+  try {
+    return new URL(url).origin
+  } catch {
+    return null
+  }
+}
+
+// The page may show images from the icon's origin it was served with, and no other (its
+// Content-Security-Policy): an icon from elsewhere shows when the page is loaded again.
+let servedIconOrigin
+
 function showIcon(url) {
   let icon = byId('community-icon')
   if (!url) return icon?.remove()
+  if (originOf(url) !== servedIconOrigin) return
   if (!icon) {
     icon = h('img', { id: 'community-icon', alt: '' })
     document.querySelector('header.community').prepend(icon)
@@ -40,6 +53,7 @@ function showIcon(url) {
 }
 
 export function profilePanel(desk) {
+  servedIconOrigin = originOf(byId('community-icon')?.getAttribute('src'))
   const fields = [
     {
       method: 'changerelayname',
@@ -71,7 +85,12 @@ export function profilePanel(desk) {
       control: h('input', { type: 'url', inputmode: 'url', spellcheck: 'false' }),
       now: () => byId('community-icon')?.getAttribute('src') ?? '',
       show: showIcon,
-      done: (value) => (value ? 'Icon saved.' : 'Icon cleared.'),
+      done: (value) => {
+        if (!value) return 'Icon cleared.'
+        return originOf(value) === servedIconOrigin
+          ? 'Icon saved.'
+          : 'Icon saved: it shows when the page is loaded again.'
+      },
     },
     {
       method: 'setjoinpolicy',
@@ -106,5 +125,5 @@ export function profilePanel(desk) {
     })
   }
   section.append(status)
-  return { section, draw() {} }
+  return { section, draw() {}, title: 'Profile' }
 }

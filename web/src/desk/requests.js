@@ -1,8 +1,33 @@
 // Join requests (under the `request` join policy): NIP-86's events needing moderation, each
-// approved (allowevent: the requester is a member) or rejected (banevent, with a reason). A
-// request makes no new member list, so the list is asked again on demand too.
+// approved (allowevent: the requester is a member) or rejected (banevent, with a reason). Read
+// as soon as the desk opens: their count leads the desk while any are pending. A request makes
+// no new member list, so the list is asked again on demand too.
+import { decode } from 'nostr-tools/nip19'
 import { h } from '../dom.js'
-import { button, failure, field, onAction, panel, say } from './ui.js'
+import {
+  button,
+  failure,
+  field,
+  onAction,
+  Pager,
+  panel,
+  personButton,
+  personNode,
+  say,
+} from './ui.js'
+
+// The relay's words for a request (nip86_params.request_reason): "join request from <npub>",
+// then ": <note>" when they wrote one. The person and the note, or null for other words.
+function requester(reason) {
+  const found = /^join request from (npub1[02-9ac-hj-np-z]+)(?:: ([\s\S]*))?$/.exec(reason ?? '')
+  if (!found) return null
+  try {
+    const { type, data } = decode(found[1])
+    return type === 'npub' ? { pubkey: data, note: found[2] ?? null } : null
+  } catch {
+    return null
+  }
+}
 
 export function requestsPanel(desk) {
   if (!desk.may('listeventsneedingmoderation')) return null
@@ -14,9 +39,10 @@ export function requestsPanel(desk) {
   const check = button('desk-request-refresh', 'Check for new requests')
   const note = h('input', { id: 'desk-request-reason', type: 'text', maxlength: 1000 })
   const list = h('ul', { id: 'desk-request-list', class: 'desk-list' })
+  const pager = new Pager(list, item, { empty: 'No pending requests.', what: 'requests' })
   section.append(
-    h('div', { class: 'desk-row' }, check),
     desk.may('banevent') ? field('Reason for a rejection (optional, kept with it)', note) : null,
+    h('div', { class: 'desk-row' }, check),
     status,
     list,
   )
@@ -27,10 +53,20 @@ export function requestsPanel(desk) {
   })
 
   function item(request) {
-    const said = h('span', { class: 'reason', text: request.reason })
-    const entry = h('li', { 'data-id': request.id }, said)
+    const who = requester(request.reason)
+    // A button's name says whose request it answers, when the relay's words say who.
+    const act = (text, words, attributes) =>
+      who ? personButton(null, text, words, who.pubkey, attributes) : button(null, text, attributes)
+    const entry = h('li', { 'data-id': request.id })
+    if (who) {
+      entry.dataset.pubkey = who.pubkey
+      entry.append(personNode(who.pubkey))
+      if (who.note) entry.append(' ', h('span', { class: 'reason', text: who.note }))
+    } else {
+      entry.append(h('span', { class: 'reason', text: request.reason }))
+    }
     if (desk.may('allowevent')) {
-      const approve = button(null, 'Approve', { class: 'request-approve' })
+      const approve = act('Approve', 'Approve the request of', { class: 'request-approve' })
       onAction(approve, status, async () => {
         await desk.call('allowevent', [request.id])
         await desk.refresh(['requests'])
@@ -39,7 +75,7 @@ export function requestsPanel(desk) {
       entry.append(' ', approve)
     }
     if (desk.may('banevent')) {
-      const reject = button(null, 'Reject', { class: 'request-reject danger' })
+      const reject = act('Reject', 'Reject the request of', { class: 'request-reject danger' })
       onAction(reject, status, async () => {
         await desk.call('banevent', [request.id, note.value.trim() || null])
         note.value = ''
@@ -55,8 +91,7 @@ export function requestsPanel(desk) {
   function draw(failed) {
     const requests = desk.data.requests
     if (requests && requests !== drawn) {
-      list.replaceChildren(...requests.map(item))
-      if (!requests.length) list.append(h('li', { class: 'empty', text: 'No pending requests.' }))
+      pager.draw(requests)
       drawn = requests
     }
     if (failed.requests) {
@@ -64,5 +99,11 @@ export function requestsPanel(desk) {
     }
   }
 
-  return { section, draw }
+  return {
+    section,
+    draw,
+    title: 'Join requests',
+    lists: ['requests'],
+    count: () => desk.data.requests?.length ?? null,
+  }
 }

@@ -150,5 +150,12 @@ export function rolesPanel(desk) {
     if (failed.roles) say(status, 'error', `Could not list the roles. ${failure(failed.roles)}`)
   }
 
-  return { section, draw }
+  return {
+    section,
+    draw,
+    title: 'Roles',
+    lists: ['roles'],
+    // The defined ones (the base roles are every community's), once listed.
+    count: () => desk.data.roles?.filter((r) => !BASE_ROLES.includes(r.id)).length ?? null,
+  }
 }

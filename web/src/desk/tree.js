@@ -1,16 +1,29 @@
 // Invitations: the tree of who brought whom in (listinvitetree), each member with their base
 // role and how many more they may bring in; the invite quotas of admins and members
 // (listinvitequotas, setinvitequota); and removing a member with everyone they brought in
-// (removebranch), after a confirmation that names how many go. All three are our NIP-86
-// extensions (docs/relay.md).
+// (removebranch), after a confirmation that names them and how many go. All three are our
+// NIP-86 extensions (docs/relay.md). The tree opens a level at a time: the root's children
+// first, a page of them, each member's own opened on demand; 10,000 members never draw at once.
 import { h } from '../dom.js'
-import { button, failure, field, npubNode, onAction, panel, say, shortNpub } from './ui.js'
+import {
+  button,
+  failure,
+  field,
+  nameOf,
+  onAction,
+  Pager,
+  panel,
+  personButton,
+  personNode,
+  say,
+} from './ui.js'
 
 const QUOTA_ROLES = [
   ['admin', 'Each admin may bring in'],
   ['member', 'Each member may bring in'],
 ]
 const ROLE_ORDER = { owner: 0, admin: 1, member: 2 }
+const TREE_PAGE = 20 // children shown at once under a member, then "more"
 
 const QUOTA_HINT =
   'How many members each may bring in: those they brought in who are still members count, ' +
@@ -129,24 +142,30 @@ export function treePanel(desk) {
   const list = h('ul', { id: 'desk-tree-list', class: 'desk-tree' })
   if (desk.may('listinvitetree')) section.append(h('h4', { text: 'Who brought whom in' }), list)
 
+  // What the person opened, kept from one tree to the next: whose children are shown, and
+  // how many of them (by pubkey). The root's are shown from the start.
+  const opened = new Set()
+  const counts = new Map()
+  let rootKey = null
+
   function removeButton(node) {
     const { pubkey } = node.member
-    const remove = button(null, 'Remove with everyone they brought in', {
-      class: 'tree-remove danger',
-      'aria-label': `Remove with everyone they brought in: ${shortNpub(pubkey)}`,
-    })
+    const below = node.size - 1
+    const text = below ? `Remove with the ${members(below)} they brought in` : 'Remove'
+    const remove = personButton(null, text, `${text}:`, pubkey, { class: 'tree-remove danger' })
     onAction(
       remove,
       status,
       async () => {
+        const name = nameOf(pubkey)
         const { removed } = await desk.call('removebranch', [pubkey])
         await desk.refresh(['tree'])
         return removed
-          ? `Removed ${members(removed)}: ${shortNpub(pubkey)} and everyone they brought in.`
-          : `${shortNpub(pubkey)} was not a member any more: no one was removed.`
+          ? `Removed ${members(removed)}: ${name} and everyone they brought in.`
+          : `${name} was not a member any more: no one was removed.`
       },
       () => [
-        `Remove ${shortNpub(pubkey)} and everyone they brought in? ${members(node.size)} ` +
+        `Remove ${nameOf(pubkey)} and everyone they brought in? ${members(node.size)} ` +
           'leave the community.',
         `Remove ${members(node.size)}`,
       ],
@@ -154,38 +173,76 @@ export function treePanel(desk) {
     return remove
   }
 
+  // The children of `node` under `li`, a page of them, and the toggle that shows them.
+  function children(node, li, toggle) {
+    const { pubkey } = node.member
+    const shown = h('ul', { class: 'desk-tree' })
+    const pager = new Pager(shown, item, { size: TREE_PAGE, what: 'they brought in' })
+    pager.count = counts.get(pubkey) ?? TREE_PAGE
+    pager.more.addEventListener('click', () => counts.set(pubkey, pager.count))
+    pager.draw(node.children)
+    li.append(shown)
+    toggle?.setAttribute('aria-expanded', 'true')
+  }
+
   function item(node) {
     const { pubkey, role, invites_left: left } = node.member
     const line = h(
       'div',
       { class: 'tree-member' },
-      npubNode(pubkey),
+      personNode(pubkey),
       ' ',
       h('span', { class: 'base-role', text: role }),
       ' ',
       h('span', { class: 'tree-left', text: leftWords(left) }),
     )
+    const li = h('li', { 'data-pubkey': pubkey, 'data-role': role }, line)
+    let toggle = null
     if (node.size > 1) {
       line.append(' ', h('span', { class: 'tree-size', text: `(${members(node.size - 1)} below)` }))
+      if (pubkey !== rootKey) {
+        const count = node.children.length
+        toggle = personButton(null, `Show the ${count} they brought in`, 'Who was brought in by', pubkey, {
+          class: 'tree-open',
+          'aria-expanded': 'false',
+        })
+        toggle.addEventListener('click', () => {
+          if (opened.has(pubkey)) {
+            opened.delete(pubkey)
+            li.querySelector(':scope > ul')?.remove()
+            toggle.setAttribute('aria-expanded', 'false')
+            toggle.textContent = `Show the ${count} they brought in`
+          } else {
+            opened.add(pubkey)
+            children(node, li, toggle)
+            toggle.textContent = `Hide the ${count} they brought in`
+          }
+        })
+        line.append(' ', toggle)
+      }
     }
     if (role !== 'owner' && desk.may('removebranch')) line.append(' ', removeButton(node))
-    return h('li', { 'data-pubkey': pubkey, 'data-role': role }, line)
+    if (node.size > 1 && (pubkey === rootKey || opened.has(pubkey))) {
+      children(node, li, toggle)
+      if (toggle) toggle.textContent = `Hide the ${node.children.length} they brought in`
+    }
+    return li
   }
 
-  // The nested list, built without recursion: each node's <ul> of children under its <li>.
+  // The tree drawn again from what was opened; the focus, on a button of a member still
+  // there, goes back to the same button.
   function drawTree(rows) {
+    const focused = document.activeElement
+    const from = focused?.closest?.('#desk-tree-list li[data-pubkey]')
+    const again = from && focused.className
     const roots = inviteTree(rows)
-    const top = roots.map(item)
-    const stack = roots.map((node, i) => [node, top[i]])
-    while (stack.length) {
-      const [node, li] = stack.pop()
-      if (!node.children.length) continue
-      const items = node.children.map(item)
-      li.append(h('ul', { class: 'desk-tree' }, ...items))
-      node.children.forEach((child, i) => stack.push([child, items[i]]))
-    }
-    list.replaceChildren(...top)
+    rootKey = roots.length === 1 ? roots[0].member.pubkey : null
+    list.replaceChildren(...roots.map(item))
     if (!rows.length) list.append(h('li', { class: 'empty', text: 'No members.' }))
+    if (again) {
+      const key = CSS.escape(from.dataset.pubkey)
+      list.querySelector(`li[data-pubkey="${key}"] > .tree-member > .${again.split(' ')[0]}`)?.focus()
+    }
   }
 
   // Redrawn only when a list came again, so a focused button stays where it is otherwise.
@@ -204,5 +261,5 @@ export function treePanel(desk) {
     if (error) say(status, 'error', `Could not list the invitations. ${failure(error)}`)
   }
 
-  return { section, draw }
+  return { section, draw, title: 'Invitations', lists: ['tree', 'quotas'] }
 }

@@ -1,10 +1,11 @@
 // What every panel of the desk shares: a panel with its heading and its status line, labelled
 // fields, the action runner (one NIP-86 call per click, the button disabled while it runs, the
-// answer in words) and the in-page confirmation for what cannot be undone.
+// answer in words), the in-page confirmation for what cannot be undone, a person as every list
+// draws them, and a list drawn a page at a time.
 import { decode, npubEncode } from 'nostr-tools/nip19'
 import { h } from '../dom.js'
 import { ManagementError } from '../nip86.js'
-import { shortened } from '../people.js'
+import { personName, personNodes } from '../people.js'
 
 // Every community has them (SPEC section 6): relabelled, never defined or deleted.
 export const BASE_ROLES = ['owner', 'admin', 'member']
@@ -27,13 +28,14 @@ export function field(label, control, hint) {
   return h('div', { class: 'field' }, labelNode, control, hintNode)
 }
 
-// A panel of the desk: a region named by its heading, and the status line that says, in
-// words, how its last action went (data-outcome: ok, error, or busy while a call runs).
+// A section of the desk: a tab panel named by its heading, and the status line that says, in
+// words, how its last action went (data-outcome: ok, error, or busy while a call runs). It is
+// hidden until its tab is chosen (desk.js).
 export function panel(id, title, intro) {
   const status = h('p', { id: `${id}-status`, class: 'desk-status', role: 'status' })
   const section = h(
     'section',
-    { id, class: 'desk-panel', 'aria-labelledby': `${id}-title` },
+    { id, class: 'desk-panel', role: 'tabpanel', 'aria-labelledby': `${id}-title`, hidden: true },
     h('h3', { id: `${id}-title`, text: title }),
     intro ? h('p', { class: 'hint', text: intro }) : null,
   )
@@ -83,8 +85,9 @@ export function onAction(trigger, status, work, confirmation = null) {
   })
 }
 
-// The confirmation for destructive actions: a modal <dialog> in the page (not
-// window.confirm), Cancel focused first, Escape cancels. Resolves true for "yes".
+// The confirmation for what changes a person or cannot be undone: a modal <dialog> in the
+// page (not window.confirm; above the member's own dialog when that is open), Cancel focused
+// first, Escape cancels. Resolves true for "yes".
 let dialog = null
 export function confirmInPage(question, yesText) {
   if (!dialog) {
@@ -143,23 +146,97 @@ export function typedPubkey(text) {
   return /^[0-9a-fA-F]{64}$/.test(typed) ? typed.toLowerCase() : typed
 }
 
-// A pubkey's npub shortened for a line.
-export function shortNpub(pubkey) {
+function npubOf(pubkey) {
   try {
-    return shortened(npubEncode(pubkey))
+    return npubEncode(pubkey)
   } catch {
-    return pubkey
+    return null // not a key: shown as the relay sent it
   }
 }
 
-export function npubNode(pubkey) {
-  let npub = pubkey
-  try {
-    npub = npubEncode(pubkey)
-  } catch {
-    // shown as the relay sent it
+// A person named in a sentence (a confirmation, a status): their profile's name when the page
+// has it, else their short npub.
+export function nameOf(pubkey) {
+  const npub = npubOf(pubkey)
+  if (!npub) return pubkey
+  return personName(pubkey, npub)
+}
+
+// A person in a list: the page's own drawing (picture, name, short npub), in a span that
+// redraw() draws again when names arrive.
+export function personNode(pubkey) {
+  const npub = npubOf(pubkey)
+  const node = h('span', { class: 'person' })
+  node.dataset.pubkey = pubkey
+  if (npub) node.append(...personNodes(pubkey, npub))
+  else node.append(h('code', { class: 'npub', text: pubkey }))
+  return node
+}
+
+// A button whose accessible name ends with a person's name (`words` first): relabelled by
+// redrawPeople as names arrive.
+export function personButton(id, text, words, pubkey, attributes = {}) {
+  const node = button(id, text, attributes)
+  node.dataset.names = pubkey
+  node.dataset.words = words
+  node.setAttribute('aria-label', `${words} ${nameOf(pubkey)}`)
+  return node
+}
+
+// Every person drawn under `root` drawn again, and every button naming one relabelled: what
+// the page knows of people's names has grown.
+export function redrawPeople(root) {
+  for (const node of root.querySelectorAll('.person[data-pubkey]')) {
+    node.replaceWith(personNode(node.dataset.pubkey))
   }
-  return h('code', { class: 'npub', title: pubkey, text: npub })
+  for (const node of root.querySelectorAll('button[data-names]')) {
+    node.setAttribute('aria-label', `${node.dataset.words} ${nameOf(node.dataset.names)}`)
+  }
+}
+
+// A list drawn a page at a time, so that a long one (10,000 members' invites, a branch of the
+// tree) puts few controls in the document: the first `size` items, then a "more" button at
+// its end that shows `size` more and takes the focus to the first of them. Drawn again with
+// new items, it shows as many as before.
+export class Pager {
+  constructor(list, makeItem, { size = 20, empty = null, what = 'more' } = {}) {
+    Object.assign(this, { list, makeItem, size, empty, what })
+    this.items = []
+    this.count = size
+    this.more = button(null, '', { class: 'list-more' })
+    this.moreItem = h('li', { class: 'more' }, this.more)
+    this.more.addEventListener('click', () => this.showMore())
+  }
+
+  draw(items) {
+    this.items = items
+    const shown = items.slice(0, this.count).map(this.makeItem)
+    this.list.replaceChildren(...shown)
+    if (!items.length && this.empty) this.list.append(h('li', { class: 'empty', text: this.empty }))
+    this.drawMore()
+  }
+
+  drawMore() {
+    const left = this.items.length - this.count
+    if (left > 0) {
+      const next = Math.min(left, this.size)
+      this.more.textContent = `Show ${next} more ${this.what} (${left} not shown)`
+      this.list.append(this.moreItem)
+    } else {
+      this.moreItem.remove()
+    }
+  }
+
+  showMore() {
+    const next = this.items.slice(this.count, this.count + this.size).map(this.makeItem)
+    this.count += this.size
+    this.moreItem.before(...next)
+    this.drawMore()
+    if (next.length) {
+      next[0].tabIndex = -1
+      next[0].focus()
+    }
+  }
 }
 
 export function when(unixSeconds) {

@@ -16,6 +16,7 @@ saved as docs/page-desk.png.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
 import secrets
@@ -666,6 +667,42 @@ def test_a_refused_call_shows_the_relays_words(relay: Relay, visit):
     assert invites(relay) == []
     v.shot("refused")
     expect_clean(v, "status of 400", "status of 403")
+
+
+def nip86_methods(v: Visit) -> list[str]:
+    """The NIP-86 method of each call the page made, in order (each one a signature)."""
+    methods = []
+    for response in list(v.responses):
+        request = response.request
+        if request.method == "POST" and request.post_data:
+            methods.append(json.loads(request.post_data)["method"])
+    return methods
+
+
+def test_the_signer_signs_only_for_what_the_person_opens(relay: Relay, visit):
+    v = open_desk(visit, relay, relay.owner)
+    page = v.page
+    # At start: what the desk may do, the requests (their count orders the sections), and the
+    # lists of the section shown.
+    expect(page.locator("#desk-invites")).to_have_attribute("data-drawn", "")
+    started = ["supportedmethods", "listeventsneedingmoderation", "listclaims", "listinvites"]
+    assert sorted(nip86_methods(v)) == sorted(started)
+    # Opening a section reads its lists, once; going back reads nothing again.
+    open_section(page, "members")
+    assert sorted(nip86_methods(v)) == sorted([*started, "listbannedpubkeys"])
+    open_section(page, "invites")
+    open_section(page, "members")
+    open_section(page, "profile")  # no list of its own
+    assert len(nip86_methods(v)) == len(started) + 1
+    # A member's dialog reads the defined roles, the first time only.
+    with page.expect_response(lambda r: '"listroles"' in (r.request.post_data or "")):
+        manage(page, relay.member.pubkey)
+    page.keyboard.press("Escape")
+    manage(page, relay.admin.pubkey)
+    page.keyboard.press("Escape")
+    expect(page.locator("#desk-manage")).to_be_hidden()
+    assert nip86_methods(v).count("listroles") == 1
+    expect_clean(v)
 
 
 # ------------------------------------------------------------------ readable everywhere

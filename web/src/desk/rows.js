@@ -100,8 +100,13 @@ function memberDialog(desk, outcome) {
   node.append(status, h('div', { class: 'desk-row' }, close))
   close.addEventListener('click', () => node.close())
   node.addEventListener('close', () => {
-    // Back to the row's button when the row is still there.
-    if (opener?.isConnected) opener.focus()
+    // Back to the row's button (drawn again since, if a list came), when the row is there.
+    if (!opener) return
+    const key = CSS.escape(pubkey)
+    const again = opener.isConnected
+      ? opener
+      : document.querySelector(`#member-list li.member[data-pubkey="${key}"] .member-manage`)
+    again?.focus()
   })
 
   const act = (trigger, work, confirmation) => onAction(trigger, status, work, confirmation)

@@ -155,8 +155,10 @@ def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
     plan, figures = results["plan"], results["figures"]
     assert results["sizes"] == [plan["size"], 10]
     keys = ("open_ms", "open_frame_ms", "open_list_arrived_ms", "open_in_page_ms", "update_ms",
-            "search_role_ms", "search_role_frame_ms", "search_npub_ms", "search_npub_frame_ms")  # fmt: skip
-    samples = {"open": plan["opens"], "update": plan["updates"], "search": plan["searches"]}
+            "search_role_ms", "search_role_frame_ms", "search_npub_ms", "search_npub_frame_ms",
+            "owner_ms", "owner_login_ms", "owner_height_px", "owner_controls")  # fmt: skip
+    samples = {"open": plan["opens"], "update": plan["updates"], "search": plan["searches"],
+               "owner": plan["owner_opens"]}  # fmt: skip
     assert set(figures) == {f"{k}@{size}" for k in keys for size in results["sizes"]}
     for key, f in figures.items():
         assert f["n"] == samples[key.split("_")[0]], key
@@ -165,4 +167,4 @@ def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
         assert f["ratio_of"] == key.split("@")[0] + "@10", key
         if baseline["median"] > 0:  # a 10-member search can take less than the clock's step
             assert f["ratio"] == f["median"] / baseline["median"], key
-    assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 2
+    assert [t["result"] for t in results["targets"]] == ["n/a (quick)"] * 5

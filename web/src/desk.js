@@ -139,7 +139,8 @@ function tabs(desk) {
   function label() {
     for (const [shown, tab] of byPanel) {
       const count = shown.count?.()
-      tab.textContent = count === null || count === undefined ? shown.title : `${shown.title} (${count})`
+      const text = count === null || count === undefined ? shown.title : `${shown.title} (${count})`
+      if (tab.textContent !== text) tab.textContent = text
     }
   }
 

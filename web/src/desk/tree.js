@@ -198,24 +198,28 @@ export function treePanel(desk) {
     )
     const li = h('li', { 'data-pubkey': pubkey, 'data-role': role }, line)
     let toggle = null
+    const count = node.children.length
+    // Its name starts with the words it shows, then whose level it is.
+    const label = (shown) => {
+      toggle.textContent = `${shown ? 'Hide' : 'Show'} the ${count} they brought in`
+      toggle.dataset.words = `${toggle.textContent}:`
+      toggle.setAttribute('aria-label', `${toggle.dataset.words} ${nameOf(pubkey)}`)
+    }
     if (node.size > 1) {
       line.append(' ', h('span', { class: 'tree-size', text: `(${members(node.size - 1)} below)` }))
       if (pubkey !== rootKey) {
-        const count = node.children.length
-        toggle = personButton(null, `Show the ${count} they brought in`, 'Who was brought in by', pubkey, {
-          class: 'tree-open',
-          'aria-expanded': 'false',
-        })
+        toggle = personButton(null, '', '', pubkey, { class: 'tree-open', 'aria-expanded': 'false' })
+        label(false)
         toggle.addEventListener('click', () => {
           if (opened.has(pubkey)) {
             opened.delete(pubkey)
             li.querySelector(':scope > ul')?.remove()
             toggle.setAttribute('aria-expanded', 'false')
-            toggle.textContent = `Show the ${count} they brought in`
+            label(false)
           } else {
             opened.add(pubkey)
             children(node, li, toggle)
-            toggle.textContent = `Hide the ${count} they brought in`
+            label(true)
           }
         })
         line.append(' ', toggle)
@@ -224,7 +228,7 @@ export function treePanel(desk) {
     if (role !== 'owner' && desk.may('removebranch')) line.append(' ', removeButton(node))
     if (node.size > 1 && (pubkey === rootKey || opened.has(pubkey))) {
       children(node, li, toggle)
-      if (toggle) toggle.textContent = `Hide the ${node.children.length} they brought in`
+      if (toggle) label(true)
     }
     return li
   }

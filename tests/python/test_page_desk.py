@@ -42,6 +42,7 @@ from page_browser import (
     tab_to,
 )
 from playwright.sync_api import Page, expect
+from relay_client import signed
 from relay_fixtures import Person, Relay
 
 from buzz_signer.nip19 import encode_npub
@@ -892,4 +893,30 @@ def test_the_tree_opens_a_level_at_a_time_and_pages_its_children(relay: Relay, v
     expect_said(page, "tree", "ok", f"Removed 6 members: {short(admin)} and everyone")
     assert {admin, *by_admin, grandchild, newcomer}.isdisjoint(members(relay))
     expect(page.locator(level)).to_have_count(46)
+    expect_clean(v)
+
+
+# ------------------------------------------------------------------ people, not keys
+
+
+def test_the_desk_names_people_by_their_profiles(relay: Relay, visit):
+    mem, cid, member = relay.mem, relay.community_id, relay.member.pubkey
+    kept = signed(relay.member.secret, 0, [], json.dumps({"display_name": "Alice Nightjar"}))
+    assert mem.set_member_profile(cid, json.dumps(kept)) == "stored"
+    v = open_desk(visit, relay, relay.owner)
+    page = v.page
+    # The row's button, the member's dialog and its confirmation name her.
+    manage_button = shown_member(page, member).locator(".member-manage")
+    expect(manage_button).to_have_attribute("aria-label", "Manage Alice Nightjar")
+    manage(page, member)
+    expect(page.locator("#desk-manage-title .person-name")).to_have_text("Alice Nightjar")
+    page.click("#desk-manage-remove")
+    expect_asks(page, "Remove Alice Nightjar from the community?")
+    confirm(page, yes=False)
+    page.keyboard.press("Escape")
+    # The tree draws her as every list does.
+    open_section(page, "tree")
+    line = page.locator(f'#desk-tree-list li[data-pubkey="{member}"] > .tree-member')
+    expect(line.locator(".person-name")).to_have_text("Alice Nightjar")
+    expect(line.locator(".tree-remove")).to_have_attribute("aria-label", "Remove: Alice Nightjar")
     expect_clean(v)

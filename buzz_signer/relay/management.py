@@ -368,8 +368,15 @@ class Management:
     async def _listeventsneedingmoderation(
         self, community: Community, caller: Caller, params: list[Any]
     ):
+        # NIP-86's id and reason, and beside them who asks and their note as fields of their
+        # own, so that a client never reads them back out of the reason's words.
         return [
-            {"id": r.request_id, "reason": nip86_params.request_reason(r)}
+            {
+                "id": r.request_id,
+                "reason": nip86_params.request_reason(r),
+                "pubkey": r.pubkey,
+                "note": r.note,
+            }
             for r in await self.backend.join_requests(community.id)
         ]
 

@@ -442,10 +442,14 @@ def test_join_requests_are_listed_approved_and_rejected(relay, nip86_client, who
         {
             "id": requests[0].request_id,
             "reason": f"join request from {encode_npub(cellist.pubkey)}: I play the cello",
+            "pubkey": cellist.pubkey,
+            "note": "I play the cello",
         },
         {
             "id": requests[1].request_id,
             "reason": f"join request from {encode_npub(drummer.pubkey)}",
+            "pubkey": drummer.pubkey,
+            "note": None,
         },
     ]
     assert call(nip86_client, relay, actor, "allowevent", requests[0].request_id, "welcome") is True

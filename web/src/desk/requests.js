@@ -2,7 +2,6 @@
 // approved (allowevent: the requester is a member) or rejected (banevent, with a reason). Read
 // as soon as the desk opens: their count leads the desk while any are pending. A request makes
 // no new member list, so the list is asked again on demand too.
-import { decode } from 'nostr-tools/nip19'
 import { h } from '../dom.js'
 import {
   button,
@@ -16,17 +15,11 @@ import {
   say,
 } from './ui.js'
 
-// The relay's words for a request (nip86_params.request_reason): "join request from <npub>",
-// then ": <note>" when they wrote one. The person and the note, or null for other words.
-function requester(reason) {
-  const found = /^join request from (npub1[02-9ac-hj-np-z]+)(?:: ([\s\S]*))?$/.exec(reason ?? '')
-  if (!found) return null
-  try {
-    const { type, data } = decode(found[1])
-    return type === 'npub' ? { pubkey: data, note: found[2] ?? null } : null
-  } catch {
-    return null
-  }
+// Who asks and their note: fields of their own beside NIP-86's id and reason (docs/relay.md,
+// listeventsneedingmoderation). Null for an entry without a well-formed pubkey.
+function requester(request) {
+  if (typeof request.pubkey !== 'string' || !/^[0-9a-f]{64}$/.test(request.pubkey)) return null
+  return { pubkey: request.pubkey, note: typeof request.note === 'string' ? request.note : null }
 }
 
 export function requestsPanel(desk) {
@@ -53,8 +46,8 @@ export function requestsPanel(desk) {
   })
 
   function item(request) {
-    const who = requester(request.reason)
-    // A button's name says whose request it answers, when the relay's words say who.
+    const who = requester(request)
+    // A button's name says whose request it answers.
     const act = (text, words, attributes) =>
       who ? personButton(null, text, words, who.pubkey, attributes) : button(null, text, attributes)
     const entry = h('li', { 'data-id': request.id })

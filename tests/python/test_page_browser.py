@@ -21,11 +21,13 @@ Screenshots of each state go to each test's temporary directory (they are not co
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
+import re
 from typing import Any
 
 import pytest
-from fixtures_membership import new_host, new_pubkey
+from fixtures_membership import kind0, new_host, new_pubkey
 from page_browser import (
     COUNT_HISTORY_JS,
     CSP,
@@ -48,6 +50,7 @@ from page_browser import (
 from playwright.sync_api import expect
 from relay_fixtures import Person, Relay
 
+from buzz_signer.keys import RelayKey
 from buzz_signer.membership import Membership
 from buzz_signer.nip19 import encode_npub
 from buzz_signer.nostr import verify_event
@@ -59,8 +62,15 @@ pytest_plugins = ("fixtures_membership", "relay_fixtures", "page_browser")
 
 @pytest.fixture
 def profiled(relay: Relay) -> Relay:
-    """The relay's community with a name, a description and a defined role its member holds."""
+    """The relay's community with a name, a description and a defined role its member holds;
+    the owner and the member have named themselves (their own kind 0), the admin has not."""
     mem, cid = relay.mem, relay.community_id
+    for person, fields in (
+        (relay.owner, {"name": "maya"}),
+        (relay.member, {"name": "sam", "display_name": "Sam Reyes"}),
+    ):
+        profile = kind0(RelayKey.from_secret(person.secret), json.dumps(fields))
+        assert mem.set_member_profile(cid, profile) == "stored"
     mem.set_community_profile(cid, "name", "Nightjar Birders")
     mem.set_community_profile(
         cid, "description", "Sightings, recordings and the odd field trip, members only."
@@ -103,6 +113,15 @@ def test_visitor_sees_every_member_verified(profiled: Relay, visit) -> None:
     assert_shows_database(page, mem, cid)
     # Who runs the community first: the owner, then the admin, then the member.
     assert shown_pubkeys(page) == [relay.owner.pubkey, relay.admin.pubkey, relay.member.pubkey]
+    # Each by the name they gave themselves (display_name before name), else by their key alone;
+    # the header says who runs the community.
+    names = page.locator("#member-list li.member").evaluate_all(
+        "rows => rows.map(r => r.querySelector('.person-name')?.textContent ?? null)"
+    )
+    assert names == ["maya", None, "Sam Reyes"]
+    expect(page.locator("#community-runners")).to_have_text(
+        re.compile(r"^Run by maya npub1\S+ and npub1\S+$")
+    )
     # A picture for each, drawn from the key: three keys, three pictures.
     pictures = page.evaluate(
         "[...document.querySelectorAll('#member-list svg.identicon')].map(s => s.outerHTML)"

@@ -74,6 +74,19 @@ def test_a_members_profile_is_kept_served_pushed_and_gone_with_them(relay: Relay
                 ok = await o.ok(big)
                 assert ok[2] is False and ok[3].startswith("invalid:")
             assert stored(mem, cid, outsider.pubkey) == []
+            # Hostile but signed: a control character JSON cannot carry as NIP-01 writes it,
+            # and a forged signature. Refused with invalid:, nothing kept, the socket usable.
+            async with wire(web, relay.url, relay.admin) as a:
+                control = signed(relay.admin.secret, 0, [], '{"name":"bell\x07"}')
+                ok = await a.ok(control)
+                assert ok[2] is False and ok[3].startswith("invalid:"), ok
+                forged = profile(relay.admin, "Ada") | {"sig": "0" * 128}
+                ok = await a.ok(forged)
+                assert ok[2:] == [False, "invalid: bad event id or signature"]
+                assert (await a.ok(profile(relay.admin, "Ada")))[2:] == [True, ""]
+            assert [p["content"] for p in stored(mem, cid, relay.admin.pubkey)] == [
+                json.dumps({"name": "Ada"})
+            ]
 
     asyncio.run(scenario())
     # Removed through SQL: the profile goes in the same transaction, and is served no more.
@@ -82,7 +95,9 @@ def test_a_members_profile_is_kept_served_pushed_and_gone_with_them(relay: Relay
 
     async def after() -> None:
         async with aiohttp.ClientSession() as web, wire(web, relay.url) as anyone:
-            assert await anyone.req("p", {"kinds": [0]}) == [["EOSE", "p"]]
+            assert await anyone.req("p", {"kinds": [0], "authors": [member.pubkey]}) == [
+                ["EOSE", "p"]
+            ]
 
     asyncio.run(after())
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 from gate_fixtures import wire
-from page_browser import expect_shown, expect_verified
+from page_browser import PAGE_SIZE, expect_shown, expect_verified
 from playwright.sync_api import Page, expect
 from relay_client import signed
 from relay_fixtures import Person, Relay
@@ -92,12 +92,30 @@ def test_with_no_profiles_the_page_shows_keys_only(start_relay, relay: Relay, vi
     assert ok[2] is False and ok[3].startswith("blocked:"), ok
     assert stored_profiles(relay, relay.owner.pubkey) == []
 
+    # Two pages of members: the second page's people are drawn after the relay said no.
+    assert relay.mem.add_relay_members(
+        relay.community_id, [Person.new().pubkey for _ in range(PAGE_SIZE)]
+    ).outcome == PAGE_SIZE
     v = visit(private)
+    asks: list[str] = []
+    v.page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framesent", lambda frame: asks.append(frame) if '"kinds":[0]' in frame else None
+        ),
+    )
     page = v.open()
-    expect_verified(page, 3)
-    expect(row(page, relay.member.pubkey).locator(".npub")).to_be_visible()
+    expect_verified(page, PAGE_SIZE + 3)
+    expect(row(page, relay.owner.pubkey).locator(".npub")).to_be_visible()
     page.wait_for_timeout(500)  # what a subscription would have brought by now
     expect(page.locator(".person-name")).to_have_count(0)
+    # Refused once (CLOSED unsupported:), the page asks no more for the next page's people.
+    assert len(asks) == 2, asks  # the live subscription and the first page's people
+    page.click("#members-next")
+    expect(page.locator("#members-page")).to_have_text("page 2 of 2")
+    page.wait_for_timeout(300)
+    assert len(asks) == 2, asks
     # The same database through a relay that serves profiles: the name is there.
     named = visit(relay.process).open()
+    named.fill("#member-search", relay.member.pubkey)
     expect(row(named, relay.member.pubkey).locator(".person-name")).to_have_text("Alice")

@@ -14,6 +14,7 @@ const profiles = new Map() // pubkey -> { name, createdAt }
 const asked = new Set() // the pubkeys whose stored profile was asked for
 let drawn = [] // drawn since the last ask, not yet asked for
 let listening = false
+let served = true // false once the relay says it serves no profile (buzz-relay --no-profiles)
 
 // The name a person gave themselves (display_name, else name), or null.
 export function nameOf(pubkey) {
@@ -23,7 +24,7 @@ export function nameOf(pubkey) {
 // A person is being drawn (people.js): their stored profile is asked for at the end of this
 // turn, together with everyone else drawn in it.
 export function drawing(pubkey) {
-  if (asked.has(pubkey) || !community.relay) return
+  if (!served || asked.has(pubkey) || !community.relay) return
   asked.add(pubkey)
   if (drawn.length === 0) queueMicrotask(ask)
   drawn.push(pubkey)
@@ -40,7 +41,10 @@ function ask() {
   for (let i = 0; i < authors.length; i += AUTHORS_PER_REQ) {
     const filter = { kinds: [KIND_PROFILE], authors: authors.slice(i, i + AUTHORS_PER_REQ) }
     relay.requestOnce(filter).then(
-      ({ events }) => events.forEach(onProfile),
+      ({ events, closed }) => {
+        if (closed?.startsWith('unsupported:')) served = false
+        events.forEach(onProfile)
+      },
       () => {
         for (const pubkey of filter.authors) asked.delete(pubkey) // asked again when drawn
       },

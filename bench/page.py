@@ -6,7 +6,8 @@
 Starts two real ``buzz-relay`` processes on loopback ports over a database of its own (default
 ``buzz_bench_page``, created again and migrated), each serving one community: one of 10,000
 members (the batch function, ``add_relay_members``), some holding a few defined roles, and the
-baseline, one of 10 members with the same roles. Debian's Chromium (``/usr/bin/chromium``),
+baseline, one of 10 members with the same roles. Every member has named themselves: their own
+profile (kind 0, signed by their key) is kept (``set_member_profile``). Debian's Chromium (``/usr/bin/chromium``),
 driven by Playwright, opens their pages; every timestamp is taken inside the page, by a script
 installed before the page's own (``add_init_script``). The two sizes alternate, so that both
 see the same load:
@@ -14,7 +15,8 @@ see the same load:
 - **open**: a fresh browser context each time, from navigation start (``performance.now()``)
   to the moment ``#list-status`` says ``verified``, the first page of ``#member-list`` is drawn
   and ``#member-search`` is enabled (a MutationObserver); beside it the next frame after that,
-  and when the list's frame arrived on the websocket;
+  when the list's frame arrived on the websocket, and when every row of the first page shows
+  its member's name (each profile asked for, arrived and verified in the page);
 - **update**: with the page open, a membership write committed through the SQL API
   (``Membership``, add a new member, then remove it); from the commit returning (Python, wall
   clock) to the page showing the new ``#member-count`` (``Date.now()`` in the page, the same
@@ -63,11 +65,11 @@ from buzz_signer.nostr import compute_id
 from buzz_signer.relay.page import ASSET_DIR
 
 from .common import (
+    SETUP_BATCH,
     Alternator,
     database_options,
     drop,
     fresh_database,
-    new_community,
     raise_lead_bound,
 )
 from .common import log as common_log
@@ -105,7 +107,9 @@ QUICK = Plan(size=100, opens=2, updates=4, searches=2, owner_opens=2)
 # frame of the list came in; `counts`, each #member-count text shown, with Date.now().
 PROBE_JS = """
 (() => {
-  const bench = (window.__bench = { ready: null, frame: null, listArrived: null, counts: [] })
+  const bench = (window.__bench = {
+    ready: null, frame: null, listArrived: null, named: null, counts: [],
+  })
   const nextFrame = (record) => requestAnimationFrame(() => setTimeout(record, 0))
   const Native = window.WebSocket
   window.WebSocket = class extends Native {
@@ -125,7 +129,14 @@ PROBE_JS = """
       countShown = text
       bench.counts.push([text, Date.now()])
     }
-    if (bench.ready !== null) return
+    if (bench.ready !== null) {
+      // Every member of the first page named: each one's own profile arrived and verified.
+      const rows = [...document.querySelectorAll('#member-list li.member')]
+      if (bench.named === null && rows.every((row) => row.querySelector('.person-name'))) {
+        bench.named = performance.now()
+      }
+      return
+    }
     const status = document.getElementById('list-status')
     const search = document.getElementById('member-search')
     const drawn = document.querySelector('#member-list li.member')
@@ -229,9 +240,17 @@ class Community:
     owner: RelayKey  # the owner's key, for their signer
 
 
-def build(mem: Membership, size: int, owner: str) -> tuple[Any, list[str], dict[str, int]]:
-    """A community of `size` members, the roles defined and held (setup, not timed)."""
-    cid = new_community(mem, f"page{size}.bench.example.org", size, owner)
+def build(mem: Membership, size: int, owner: RelayKey) -> tuple[Any, list[str], dict[str, int]]:
+    """A community of `size` members, each named by their own profile (kind 0, signed by
+    their key), the roles defined and held (setup, not timed)."""
+    cid = mem.create_community(f"page{size}.bench.example.org", owner.pubkey).details[
+        "community_id"
+    ]
+    people = [owner, *(RelayKey.generate() for _ in range(size - 1))]
+    for start in range(1, size, SETUP_BATCH):
+        mem.add_relay_members(cid, [k.pubkey for k in people[start : start + SETUP_BATCH]])
+    for number, person in enumerate(people):
+        mem.set_member_profile(cid, profile(person, f"Member {number:,}"))
     pubkeys = sorted(m.pubkey for m in mem.relay_members(cid))
     holders = dict.fromkeys((r for r, _, _ in ROLES), 0)
     with mem.transaction() as tx:
@@ -249,6 +268,20 @@ def build(mem: Membership, size: int, owner: str) -> tuple[Any, list[str], dict[
 
 def wait_in_page(page: Page, expression: str, arg: Any = None) -> None:
     page.wait_for_function(expression, arg=arg, timeout=WAIT_MS, polling=20)
+
+
+def profile(person: RelayKey, name: str) -> str:
+    """The person's own kind 0 naming them, signed by their key, as NIP-01 JSON text."""
+    event: dict[str, Any] = {
+        "pubkey": person.pubkey,
+        "created_at": int(time.time()),
+        "kind": 0,
+        "tags": [],
+        "content": json.dumps({"name": name}),
+    }
+    event["id"] = compute_id(event)
+    event["sig"] = person.sign(event["id"])
+    return json.dumps(event)
 
 
 @contextmanager
@@ -335,11 +368,12 @@ def page_opens(browser: Browser, communities: Sequence[Community], runs: int) ->
     """Per size: ms from navigation start to ready, to the next frame, and to the list's
     arrival; each open in a fresh context, the sizes alternating; the first of each untimed."""
     samples: dict[int, dict[str, list[float]]] = {
-        c.size: {"ready": [], "frame": [], "listArrived": []} for c in communities
+        c.size: {"ready": [], "frame": [], "listArrived": [], "named": []} for c in communities
     }
     for i in range(runs + 1):
         for c in communities:
             with opened(browser, c) as page:
+                wait_in_page(page, "() => window.__bench.named !== null")
                 marks = page.evaluate("() => window.__bench")
             if i:
                 for key, xs in samples[c.size].items():
@@ -412,7 +446,7 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
             for size in (plan.size, BASELINE_SIZE):
                 log(f"a community of {size:,} members, {len(ROLES)} roles held (not timed)")
                 owner = RelayKey.generate()
-                cid, pubkeys, holders = build(mem, size, owner.pubkey)
+                cid, pubkeys, holders = build(mem, size, owner)
                 port = free_port()
                 relay = RelayUnderTest(url, key, cid, port, out / f"page-relay-{size}.log")
                 communities.append(
@@ -449,6 +483,8 @@ def measure(url: str, plan: Plan, out: Path) -> dict[str, Any]:
             o["listArrived"])  # fmt: skip
         put(f"open_in_page_ms@{n}", f"list arrived to shown, in the page, {n:,} members",
             [r - a for r, a in zip(o["ready"], o["listArrived"], strict=True)])  # fmt: skip
+        put(f"open_named_ms@{n}", f"page open at {n:,} members: the first page's names drawn",
+            o["named"])  # fmt: skip
         put(f"update_ms@{n}", f"commit to the new count shown, {n:,} members", updates[n])
         for kind, what in (("role", "a role's label"), ("npub", "an npub prefix")):
             s = found[n][kind]
@@ -514,6 +550,7 @@ def print_table(results: dict[str, Any]) -> None:
         ("  to the next frame", "open_frame_ms"),
         ("  the list's frame arrived", "open_list_arrived_ms"),
         ("  from its arrival to shown, in the page", "open_in_page_ms"),
+        ("  every name of its first page drawn", "open_named_ms"),
         ("list update: commit to the new count", "update_ms"),
         ("search a role's label: drawn", "search_role_ms"),
         ("search an npub prefix: drawn", "search_npub_ms"),

@@ -154,7 +154,8 @@ def test_quick_page_bench_writes_every_figure(admin_url: str, tmp_path: Path) ->
     _, results = quick("page", admin_url, tmp_path)
     plan, figures = results["plan"], results["figures"]
     assert results["sizes"] == [plan["size"], 10]
-    keys = ("open_ms", "open_frame_ms", "open_list_arrived_ms", "open_in_page_ms", "update_ms",
+    keys = ("open_ms", "open_frame_ms", "open_list_arrived_ms", "open_in_page_ms",
+            "open_named_ms", "update_ms",
             "search_role_ms", "search_role_frame_ms", "search_npub_ms", "search_npub_frame_ms",
             "owner_ms", "owner_login_ms", "owner_height_px", "owner_controls")  # fmt: skip
     samples = {"open": plan["opens"], "update": plan["updates"], "search": plan["searches"],

@@ -66,14 +66,47 @@ export function keepMembersOnly(members) {
   if (dropped) changed('profiles')
 }
 
+// Profiles are checked a few milliseconds' worth at a time, between the page's other work: a
+// signature check is a millisecond or more, and a page of 100 people checked in one go would
+// hold the list, the desk and every click behind it. The parts are told of new names when
+// the checking is done, or every REDRAW_MS while it goes on: each telling redraws every
+// person on screen.
+const SLICE_MS = 8
+const REDRAW_MS = 250
+const arrived = []
+let checking = false
+let renamed = false
+let told = 0 // performance.now() of the last telling
+
 function onProfile(event) {
-  if (event.kind !== KIND_PROFILE || typeof event.pubkey !== 'string') return
+  arrived.push(event)
+  if (checking) return
+  checking = true
+  setTimeout(checkSome, 0)
+}
+
+function checkSome() {
+  const until = performance.now() + SLICE_MS
+  while (arrived.length && performance.now() < until) renamed = take(arrived.shift()) || renamed
+  const now = performance.now()
+  if (renamed && (arrived.length === 0 || now - told >= REDRAW_MS)) {
+    renamed = false
+    told = now
+    changed('profiles')
+  }
+  if (arrived.length) setTimeout(checkSome, 0)
+  else checking = false
+}
+
+// Keeps the profile when it is the person's newest and their own; true when their name changed.
+function take(event) {
+  if (event.kind !== KIND_PROFILE || typeof event.pubkey !== 'string') return false
   const known = profiles.get(event.pubkey)
-  if (known && known.createdAt >= event.created_at) return
-  if (!verifyEvent(event)) return // not the person's own words: no name
+  if (known && known.createdAt >= event.created_at) return false
+  if (!verifyEvent(event)) return false // not the person's own words: no name
   const name = nameIn(event.content)
   profiles.set(event.pubkey, { name, createdAt: event.created_at })
-  if (name !== (known?.name ?? null)) changed('profiles')
+  return name !== (known?.name ?? null)
 }
 
 // NIP-01 and NIP-24: content is JSON; display_name first, then name; a string, trimmed, with

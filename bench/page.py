@@ -270,18 +270,24 @@ def wait_in_page(page: Page, expression: str, arg: Any = None) -> None:
     page.wait_for_function(expression, arg=arg, timeout=WAIT_MS, polling=20)
 
 
-def profile(person: RelayKey, name: str) -> str:
-    """The person's own kind 0 naming them, signed by their key, as NIP-01 JSON text."""
-    event: dict[str, Any] = {
-        "pubkey": person.pubkey,
-        "created_at": int(time.time()),
-        "kind": 0,
-        "tags": [],
-        "content": json.dumps({"name": name}),
+def signed(key: RelayKey, template: dict[str, Any]) -> dict[str, Any]:
+    """The event of a NIP-01 template (created_at, kind, tags, content), signed by `key`."""
+    event = {
+        "pubkey": key.pubkey,
+        "created_at": int(template["created_at"]),
+        "kind": int(template["kind"]),
+        "tags": template.get("tags", []),
+        "content": template.get("content", ""),
     }
     event["id"] = compute_id(event)
-    event["sig"] = person.sign(event["id"])
-    return json.dumps(event)
+    event["sig"] = key.sign(event["id"])
+    return event
+
+
+def profile(person: RelayKey, name: str) -> str:
+    """The person's own kind 0 naming them, signed by their key, as NIP-01 JSON text."""
+    template = {"created_at": time.time(), "kind": 0, "content": json.dumps({"name": name})}
+    return json.dumps(signed(person, template))
 
 
 @contextmanager
@@ -309,20 +315,7 @@ def opened(browser: Browser, c: Community) -> Iterator[Page]:
 def owner_signer(context: BrowserContext, key: RelayKey) -> None:
     """window.nostr in every page of `context`, as a NIP-07 extension provides it (as the
     page's tests inject it): signing on this side with the owner's key."""
-
-    def sign_event(template: dict[str, Any]) -> dict[str, Any]:
-        event = {
-            "pubkey": key.pubkey,
-            "created_at": int(template["created_at"]),
-            "kind": int(template["kind"]),
-            "tags": template.get("tags", []),
-            "content": template.get("content", ""),
-        }
-        event["id"] = compute_id(event)
-        event["sig"] = key.sign(event["id"])
-        return event
-
-    context.expose_function("__benchSignEvent", sign_event)
+    context.expose_function("__benchSignEvent", lambda template: signed(key, template))
     context.add_init_script(
         "window.nostr = {"
         f" getPublicKey: async () => {json.dumps(key.pubkey)},"

@@ -512,7 +512,7 @@ class RelaySession:
             filters = [parse_filter(f) for f in raw]
         except InvalidFilter as exc:
             raise _Refused(f"{exc.prefix}: {exc}", "invalid_filter") from None
-        asked = SERVED_KINDS | {KIND_INVITE, KIND_PROFILE} if self._profiles else _ASKED_KINDS
+        asked = _STORED_KINDS[self._profiles] | {KIND_INVITE}
         for f in filters:
             if f.kinds is not None and not f.kinds <= asked:
                 other = min(f.kinds - asked)
@@ -527,7 +527,7 @@ class RelaySession:
 
     async def _stored_answer(self, sub_id: str, sub: _Subscription) -> list[str]:
         """The stored events that the filters select, newest first, `limit` per filter."""
-        stored = SERVED_KINDS | {KIND_PROFILE} if self._profiles else SERVED_KINDS
+        stored = _STORED_KINDS[self._profiles]
         filters = [f for f in sub.filters if f.kinds is None or f.kinds & stored]
         if not filters:
             return []
@@ -874,8 +874,8 @@ class RelaySession:
 
 
 _REQUEST_NAMES = {KIND_JOIN_REQUEST: "join", KIND_LEAVE_REQUEST: "leave", KIND_PROFILE: "profile"}
-# What a REQ may ask for on a relay that keeps no profiles (--no-profiles).
-_ASKED_KINDS = SERVED_KINDS | {KIND_INVITE}
+# The stored kinds a REQ reads, by whether the relay keeps its members' profiles.
+_STORED_KINDS = {True: SERVED_KINDS | {KIND_PROFILE}, False: SERVED_KINDS}
 _UNEXPECTED = (False, "error: the database gave an unexpected answer")
 # OK's accepted is true for these words alone (answers.json).
 _ACCEPTED = frozenset(("welcome", "already_member"))

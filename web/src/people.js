@@ -1,6 +1,7 @@
 // A person as every list of the page draws them: a picture drawn here from their key (an
 // identicon: no image is fetched, from anywhere), the name they gave themselves (their kind 0,
 // as text) when the relay keeps one, and their npub, shortened, the whole one in its title.
+import { npubEncode } from 'nostr-tools/nip19'
 import { h } from './dom.js'
 import { drawing, nameOf } from './profiles.js'
 
@@ -54,7 +55,14 @@ export function personNodes(pubkey, npub) {
   return [identicon(pubkey), h('span', { class: 'person-name' }, name), ' ', key]
 }
 
-// How a sentence names a person: their name, else their short npub.
-export function personName(pubkey, npub) {
-  return nameOf(pubkey) ?? shortened(npub)
+// How a sentence names a person (a confirmation, a status, a button's name): their name, else
+// their short npub, else the text as the relay sent it (not a key).
+export function personName(pubkey) {
+  const name = nameOf(pubkey)
+  if (name !== null) return name
+  try {
+    return shortened(npubEncode(pubkey))
+  } catch {
+    return pubkey
+  }
 }

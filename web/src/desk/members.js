@@ -4,12 +4,12 @@
 // is now comes from the verified list on screen and the banned list.
 import { community, memberOf } from '../community.js'
 import { h } from '../dom.js'
+import { personName } from '../people.js'
 import {
   button,
   failure,
   field,
   keyInput,
-  nameOf,
   onAction,
   Pager,
   panel,
@@ -22,7 +22,7 @@ import {
 const METHODS = ['allowpubkey', 'banpubkey', 'unbanpubkey', 'listbannedpubkeys']
 
 const unbanned = (pubkey) =>
-  `Unbanned ${nameOf(pubkey)}: they may join again (they are not a member by this).`
+  `Unbanned ${personName(pubkey)}: they may join again (they are not a member by this).`
 
 export function membersPanel(desk) {
   if (!METHODS.some((m) => desk.may(m))) return null
@@ -57,7 +57,7 @@ export function membersPanel(desk) {
     const hex = pubkey()
     await desk.call('allowpubkey', [hex])
     if (desk.asked.has('banned')) await desk.refresh(['banned'])
-    return `Added ${nameOf(hex)}: a member now (a ban, if any, lifted).`
+    return `Added ${personName(hex)}: a member now (a ban, if any, lifted).`
   })
   act(
     ban,
@@ -66,9 +66,9 @@ export function membersPanel(desk) {
       await desk.call('banpubkey', [hex, reason.value.trim() || null])
       reason.value = ''
       await desk.refresh(['banned'])
-      return `Banned ${nameOf(hex)}: removed if a member, and kept out.`
+      return `Banned ${personName(hex)}: removed if a member, and kept out.`
     },
-    () => [`Ban ${nameOf(pubkey())}? They are removed if a member, and kept out until unbanned.`, 'Ban'],
+    () => [`Ban ${personName(pubkey())}? They are removed if a member, and kept out until unbanned.`, 'Ban'],
   )
   section.append(status)
 
@@ -107,12 +107,12 @@ export function membersPanel(desk) {
     const ban = desk.data.banned?.find((b) => b.pubkey === hex)
     if (member) {
       const held = member.roles.map((id) => community.roleBook.get(id).label)
-      state.textContent = `${nameOf(hex)} is a member, base role ${member.baseRole}${
+      state.textContent = `${personName(hex)} is a member, base role ${member.baseRole}${
         held.length ? `; holds ${held.join(', ')}` : ''}: manage them from their row in the list.`
     } else if (ban) {
-      state.textContent = `${nameOf(hex)} is banned${ban.reason ? `: ${ban.reason}` : ''}.`
+      state.textContent = `${personName(hex)} is banned${ban.reason ? `: ${ban.reason}` : ''}.`
     } else {
-      state.textContent = `${nameOf(hex)} is not a member.`
+      state.textContent = `${personName(hex)} is not a member.`
     }
   }
   key.addEventListener('input', describe)

@@ -5,11 +5,11 @@
 // after a confirmation that names the person. One button a row keeps 100 rows to 100 controls.
 import { community, memberOf } from '../community.js'
 import { h } from '../dom.js'
+import { personName } from '../people.js'
 import {
   BASE_ROLES,
   button,
   field,
-  nameOf,
   onAction,
   personButton,
   personNode,
@@ -52,10 +52,8 @@ export function startRows(desk) {
   const dialog = memberDialog(desk, outcome)
   return {
     follow: (what) => dialog.follow(what),
-    redrawPeople() {
-      redrawPeople(list)
-      redrawPeople(dialog.node)
-    },
+    // The rows themselves are drawn again by the list (app.js), each given its button anew.
+    redrawPeople: () => redrawPeople(dialog.node),
   }
 }
 
@@ -110,7 +108,7 @@ function memberDialog(desk, outcome) {
   })
 
   const act = (trigger, work, confirmation) => onAction(trigger, status, work, confirmation)
-  const who = () => nameOf(pubkey)
+  const who = () => personName(pubkey)
   // Said above the list, the dialog closed: the row is gone with the person.
   const gone = (words) => {
     opener = null
@@ -210,7 +208,7 @@ function memberDialog(desk, outcome) {
     reasonRow.hidden = !member || isOwner
     roleRow.hidden = !member
     if (!member) {
-      state.textContent = `${nameOf(pubkey)} is not a member now.`
+      state.textContent = `${personName(pubkey)} is not a member now.`
       return
     }
     const held = member.roles.map((id) => community.roleBook.get(id).label)

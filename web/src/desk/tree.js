@@ -5,11 +5,11 @@
 // NIP-86 extensions (docs/relay.md). The tree opens a level at a time: the root's children
 // first, a page of them, each member's own opened on demand; 10,000 members never draw at once.
 import { h } from '../dom.js'
+import { personName } from '../people.js'
 import {
   button,
   failure,
   field,
-  nameOf,
   onAction,
   Pager,
   panel,
@@ -157,7 +157,7 @@ export function treePanel(desk) {
       remove,
       status,
       async () => {
-        const name = nameOf(pubkey)
+        const name = personName(pubkey)
         const { removed } = await desk.call('removebranch', [pubkey])
         await desk.refresh(['tree'])
         return removed
@@ -165,7 +165,7 @@ export function treePanel(desk) {
           : `${name} was not a member any more: no one was removed.`
       },
       () => [
-        `Remove ${nameOf(pubkey)} and everyone they brought in? ${members(node.size)} ` +
+        `Remove ${personName(pubkey)} and everyone they brought in? ${members(node.size)} ` +
           'leave the community.',
         `Remove ${members(node.size)}`,
       ],
@@ -203,7 +203,7 @@ export function treePanel(desk) {
     const label = (shown) => {
       toggle.textContent = `${shown ? 'Hide' : 'Show'} the ${count} they brought in`
       toggle.dataset.words = `${toggle.textContent}:`
-      toggle.setAttribute('aria-label', `${toggle.dataset.words} ${nameOf(pubkey)}`)
+      toggle.setAttribute('aria-label', `${toggle.dataset.words} ${personName(pubkey)}`)
     }
     if (node.size > 1) {
       line.append(' ', h('span', { class: 'tree-size', text: `(${members(node.size - 1)} below)` }))

@@ -154,14 +154,6 @@ function npubOf(pubkey) {
   }
 }
 
-// A person named in a sentence (a confirmation, a status): their profile's name when the page
-// has it, else their short npub.
-export function nameOf(pubkey) {
-  const npub = npubOf(pubkey)
-  if (!npub) return pubkey
-  return personName(pubkey, npub)
-}
-
 // A person in a list: the page's own drawing (picture, name, short npub), in a span that
 // redraw() draws again when names arrive.
 export function personNode(pubkey) {
@@ -179,7 +171,7 @@ export function personButton(id, text, words, pubkey, attributes = {}) {
   const node = button(id, text, attributes)
   node.dataset.names = pubkey
   node.dataset.words = words
-  node.setAttribute('aria-label', `${words} ${nameOf(pubkey)}`)
+  node.setAttribute('aria-label', `${words} ${personName(pubkey)}`)
   return node
 }
 
@@ -190,7 +182,7 @@ export function redrawPeople(root) {
     node.replaceWith(personNode(node.dataset.pubkey))
   }
   for (const node of root.querySelectorAll('button[data-names]')) {
-    node.setAttribute('aria-label', `${node.dataset.words} ${nameOf(node.dataset.names)}`)
+    node.setAttribute('aria-label', `${node.dataset.words} ${personName(node.dataset.names)}`)
   }
 }
 

@@ -84,7 +84,11 @@ WORKER_WRITES = (
 # 3. the owner-limit lock (create_community, transfer_ownership);
 # 4. at prepare, each community's list lock on the coordinator, then on its worker.
 # A write of one community takes the relay-key lock at prepare, after its community lock. A
-# rotation takes no worker's community or ownership lock.
+# path run on the coordinator that writes a community's rows (a deletion, a transfer) takes its
+# community lock exclusive, so that it waits for that community's writes under way before it
+# holds the relay-key lock: holding it, it would wait for their rows, their prepares would
+# queue behind a rotation waiting for it, and no one would move. A rotation takes no worker's
+# community or ownership lock.
 #
 # Write paths of one community that also count across communities (an owner's), which a
 # worker cannot: they run on the coordinator, behind the same wrapper as WORKER_WRITES.
@@ -325,7 +329,7 @@ _MARK = sql.SQL("PERFORM buzz_private.mark_routed(p_community);")
 _BEFORE = sql.SQL("PERFORM buzz_private.route_to(p_community); PERFORM buzz_private.bound_waits();")
 _COORDINATOR_LOCKS = sql.SQL(
     " PERFORM buzz_private.lock_ownership(p_community);"
-    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, false)' USING p_community;"
+    " EXECUTE 'SELECT * FROM buzz_node.hold_community($1, true)' USING p_community;"
     " PERFORM buzz_private.lock_relay_key(false);"
 )
 

@@ -423,14 +423,18 @@ class Stage:
             conn.close()
 
 
-# buzz_private.lock_bans: advisory (5, hashtext(community_id::text)) in the two-integer space
-# (docs/operations.md), which pg_locks shows as classid, objid (an oid: the hash unsigned) and
-# objsubid 2.
+# The community's advisory locks of the two-integer space (docs/operations.md), keyed by
+# hashtext(community_id::text), which pg_locks shows as classid, objid (an oid: the hash
+# unsigned) and objsubid 2: buzz_private.lock_bans's class 5, and on a cluster the community
+# lock's class 4 (buzz_private.lock_community).
 BAN_LOCK_CLASS = 5
+COMMUNITY_LOCK_CLASS = 4
 
 
-def ban_lock_waiters(observer: psycopg.Connection, community: Any) -> list[int]:
-    """The sessions waiting for the community's ban lock."""
+def community_lock_waiters(
+    observer: psycopg.Connection, community: Any, lock_class: int
+) -> list[int]:
+    """The sessions waiting for the community's advisory lock of `lock_class`."""
     source = "global_pid FROM citus_locks" if CITUS else "pid FROM pg_locks"
     # citus_locks gives each node's own database oid: the key alone names the community there.
     this_database = (
@@ -445,7 +449,7 @@ def ban_lock_waiters(observer: psycopg.Connection, community: Any) -> list[int]:
             " WHERE locktype = 'advisory' AND objsubid = 2 AND NOT granted AND classid = %s"
             " AND objid::bigint = (pg_catalog.hashtext(%s::text)::bigint & 4294967295)"
             + this_database,
-            (BAN_LOCK_CLASS, str(community)),
+            (lock_class, str(community)),
         )
     ]
 
@@ -457,7 +461,7 @@ def assert_waits_for_the_ban_lock(
     assert wait.locktype == "advisory" and wait.mode == mode, wait
     assert wait.advisory_key is None, wait  # not a list lock (those are bigint keys)
     assert function in wait.query, wait
-    assert ban_lock_waiters(observer, community) == [pid]
+    assert community_lock_waiters(observer, community, BAN_LOCK_CLASS) == [pid]
 
 
 def publish_and_commit(writer: RawWriter) -> list[dict[str, Any]]:

@@ -22,9 +22,11 @@ import pytest
 from conftest import CITUS, local_citus
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
 from sessions import (
+    COMMUNITY_LOCK_CLASS,
     Background,
     Stage,
     backend_pid,
+    community_lock_waiters,
     list_lock_key,
     wait_until_blocked,
     worker_of,
@@ -220,6 +222,42 @@ def test_a_deletion_waiting_for_a_write_holds_back_no_rotation(
         writer.commit()
         assert deletion.result().outcome == "deleted"
     assert mem.member_list(community.cid) is None
+    assert mem.member_list_drift() == []
+
+
+def test_a_transfer_waiting_for_a_write_holds_back_no_rotation(
+    db_url, mem, su, key, community: Community
+):
+    """A transfer, run on the coordinator, takes the community lock on the worker exclusive
+    before the relay-key lock, so it waits for the community's writes under way before it
+    holds anything a rotation needs: the rotation commits, then the write (signed with the
+    new key), then the transfer. When it took the community lock shared, it held the
+    relay-key lock while it waited for the write's uncommitted row of the new owner, and the
+    write's prepare queued behind the rotation: a distributed deadlock."""
+    su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
+    new_key, new_owner = RelayKey.generate(), new_pubkey()
+    rotator, transferrer = Membership.connect(db_url, new_key), Membership.connect(db_url, new_key)
+    with rotator, transferrer, Stage(db_url, key) as stage:
+        writer = stage.raw_writer()
+        assert writer.value("SELECT buzz.add_relay_member(%s, %s)", community.cid, new_owner) == (
+            "added"
+        )
+        transfer = stage.background(
+            lambda: transferrer.transfer_ownership(community.cid, new_owner), "transfer"
+        )
+        transferrer_pid = backend_pid(transferrer.conn)
+        wait = wait_until_blocked(su, transferrer_pid, writer.pid, call=transfer)
+        assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
+        assert community_lock_waiters(su, community.cid, COMMUNITY_LOCK_CLASS) == [transferrer_pid]
+        rotation = stage.background(lambda: rotator.rotate_relay_key(new_key.pubkey), "rotation")
+        assert rotation.result().outcome >= 1  # the community among those it re-signed
+        writer.signer = Signer(new_key)
+        writer.prepare()
+        writer.sign_and_insert()
+        writer.commit()
+        assert transfer.result().outcome == "transferred"
+    owners = [m.pubkey for m in mem.relay_members(community.cid) if m.role == "owner"]
+    assert owners == [new_owner]
     assert mem.member_list_drift() == []
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from conftest import CITUS
 from fixtures_membership import (
     assert_list_event,
     assert_live_list,
@@ -41,9 +42,11 @@ from fixtures_membership import (
     verify_both,
 )
 from sessions import (
+    COMMUNITY_LOCK_CLASS,
     Stage,
     backend_pid,
     behind_the_api,
+    community_lock_waiters,
     finishes_unblocked,
     list_lock_holders,
     list_lock_key,
@@ -130,11 +133,18 @@ def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, com
         assert list_lock_holders(su, cid) == [repair.pid]
 
         transfer = stage.background(lambda: m.transfer_ownership(cid, new_owner, owner), "transfer")
-        wait = wait_until_blocked(su, backend_pid(m.conn), repair.pid, call=transfer)
-        # Its row work is done (FOR KEY SHARE on the community never waits for the repair);
-        # it waits for the list lock, in prepare, and for nothing else.
-        assert wait.advisory_key == list_lock_key(su, cid), wait
-        assert "prepare_membership_events" in wait.query
+        transferrer = backend_pid(m.conn)
+        wait = wait_until_blocked(su, transferrer, repair.pid, call=transfer)
+        if CITUS:
+            # It waits first for the community's writes under way, on the community lock of its
+            # worker, before it holds the relay-key lock (docs/scale-out.md).
+            assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
+            assert community_lock_waiters(su, cid, COMMUNITY_LOCK_CLASS) == [transferrer]
+        else:
+            # Its row work is done (FOR KEY SHARE on the community never waits for the
+            # repair); it waits for the list lock, in prepare, and for nothing else.
+            assert wait.advisory_key == list_lock_key(su, cid), wait
+            assert "prepare_membership_events" in wait.query
         assert members_of(reader, cid) == {owner: "owner", **members, restored: "member"}
 
         repaired, *definitions = repair.sign_and_insert()
@@ -175,14 +185,25 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
 
         # The transfer to the pubkey being removed must wait for that row (its new owner's
         # INSERT waits on the key), not for the community row, which both lock FOR KEY SHARE.
+        # On a cluster it waits for the removal sooner, on the community lock of its worker
+        # (docs/scale-out.md).
         transfer = stage.background(lambda: m.transfer_ownership(cid, leaving), "transfer")
-        wait = wait_until_blocked(su, backend_pid(m.conn), removal.pid, call=transfer)
-        assert wait.locktype == "transactionid", wait
+        transferrer = backend_pid(m.conn)
+        wait = wait_until_blocked(su, transferrer, removal.pid, call=transfer)
+        if CITUS:
+            assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
+            assert community_lock_waiters(su, cid, COMMUNITY_LOCK_CLASS) == [transferrer]
+        else:
+            assert wait.locktype == "transactionid", wait
+            assert "buzz_private.communities" not in wait.queued_rows, wait
         assert "transfer_ownership" in wait.query
-        assert "buzz_private.communities" not in wait.queued_rows, wait
-        # Nor does the waiting transfer stop other writes to the community.
+        # Nor does the waiting transfer stop other writes to the community; on a cluster they
+        # queue behind its community lock, as behind a deletion's.
         invite = stage.background(lambda: other.create_relay_invite(cid, "tester"), "invite")
-        finishes_unblocked(su, backend_pid(other.conn), invite)
+        if CITUS:
+            wait_until_blocked(su, backend_pid(other.conn), transferrer, call=invite)
+        else:
+            finishes_unblocked(su, backend_pid(other.conn), invite)
 
         # The waiting transfer holds the owner's row and the ownership lock, not the list
         # lock: the removal prepares and publishes without waiting for it.
@@ -191,6 +212,8 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
         removed_list, removed_event = removal.sign_and_insert()
         removal.commit()
         w = transfer.result()
+        made = invite.result()
+    assert [i.invite_id for i in reader.relay_invites(cid)] == [made.invite_id]
 
     assert w.outcome == "transferred"
     assert_list_event(

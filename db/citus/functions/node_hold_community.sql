@@ -3,9 +3,10 @@
 -- the community lock (advisory (4, hashtext(community_id::text))), which every write of the
 -- community there takes shared first (buzz_private.lock_community). delete_community takes it
 -- exclusive, so that it waits for the writes under way and later ones wait for it and find no
--- community (BZNCM); transfer_ownership takes it shared, so that it waits for a deletion under
--- way in the same way. The locks its statements then take on the worker come after it, as a
--- write's do.
+-- community (BZNCM). transfer_ownership takes it exclusive too: it then waits for the writes
+-- under way here before it takes the relay-key lock, rather than for their rows while holding
+-- it (docs/scale-out.md). The locks its statements then take on the worker come after it, as
+-- a write's do.
 CREATE OR REPLACE FUNCTION buzz_node.hold_community(p_community uuid, p_exclusive boolean)
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER

@@ -464,6 +464,15 @@ def assert_waits_for_the_ban_lock(
     assert community_lock_waiters(observer, community, BAN_LOCK_CLASS) == [pid]
 
 
+def assert_waits_for_the_community_lock(
+    observer: psycopg.Connection, wait: Wait, pid: int, community: Any
+) -> None:
+    """On a cluster: `pid`'s wait is for the community lock on its worker, exclusive (a
+    deletion's or a transfer's, docs/scale-out.md)."""
+    assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
+    assert community_lock_waiters(observer, community, COMMUNITY_LOCK_CLASS) == [pid]
+
+
 def publish_and_commit(writer: RawWriter) -> list[dict[str, Any]]:
     """Prepare, sign, insert and commit the held transaction: its signed events."""
     writer.prepare()

@@ -22,11 +22,10 @@ import pytest
 from conftest import CITUS, local_citus
 from fixtures_membership import Community, new_host, new_pubkey, verify_both
 from sessions import (
-    COMMUNITY_LOCK_CLASS,
     Background,
     Stage,
+    assert_waits_for_the_community_lock,
     backend_pid,
-    community_lock_waiters,
     list_lock_key,
     wait_until_blocked,
     worker_of,
@@ -176,15 +175,7 @@ def test_a_deletion_waits_for_a_write_of_its_community_on_the_worker(
         deleter_pid = backend_pid(deleter.conn)
         wait = wait_until_blocked(su, deleter_pid, writer.pid, call=deletion)
         assert "delete_community" in wait.query, wait
-        waits_for = su.execute(
-            "SELECT classid::bigint, objid::bigint, mode FROM citus_locks"
-            " WHERE global_pid = %s AND NOT granted",
-            (deleter_pid,),
-        ).fetchone()
-        hashed = su.execute(
-            "SELECT hashtext(%s::text)::bigint & 4294967295", (community.cid,)
-        ).fetchone()[0]
-        assert waits_for == (4, hashed, "ExclusiveLock")
+        assert_waits_for_the_community_lock(su, wait, deleter_pid, community.cid)
         writer.prepare()
         writer.sign_and_insert()
         writer.commit()
@@ -195,69 +186,49 @@ def test_a_deletion_waits_for_a_write_of_its_community_on_the_worker(
     assert mem.member_list_drift() == []
 
 
-def test_a_deletion_waiting_for_a_write_holds_back_no_rotation(
-    db_url, mem, su, key, community: Community
+@pytest.mark.parametrize("path", ["delete_community", "transfer_ownership"])
+def test_a_coordinator_path_waiting_for_a_write_holds_back_no_rotation(
+    db_url, mem, su, key, community: Community, path: str
 ):
-    """A deletion takes the community lock on the worker before the relay-key lock. Waiting
-    there for a write under way, it holds nothing a rotation needs: the rotation commits, then
-    the write (signed with the new key), then the deletion. In the other order the write's
-    prepare queued for the relay-key lock behind the rotation, which waited for the deletion
-    holding it shared: a distributed deadlock."""
+    """A deletion and a transfer run on the coordinator and take the community lock on the
+    worker, exclusive, before the relay-key lock. Waiting there for a write under way, they
+    hold nothing a rotation needs: the rotation commits, then the write (signed with the new
+    key), then the deletion or the transfer. In the other order the write's prepare queued
+    for the relay-key lock behind the rotation, which waited for the deletion or transfer
+    holding it shared: a distributed deadlock. (A transfer that took the community lock
+    shared held the relay-key lock while it waited for the write's row of the new owner.)"""
     su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
-    new_key = RelayKey.generate()
-    # The deletion prepares after the rotation: with the new key too.
-    rotator, deleter = Membership.connect(db_url, new_key), Membership.connect(db_url, new_key)
-    with rotator, deleter, Stage(db_url, key) as stage:
+    new_key, joiner = RelayKey.generate(), new_pubkey()
+    # The deletion or transfer prepares after the rotation: with the new key too.
+    rotator, caller = Membership.connect(db_url, new_key), Membership.connect(db_url, new_key)
+    calls = {
+        "delete_community": (lambda: caller.delete_community(community.cid), "deleted"),
+        "transfer_ownership": (
+            lambda: caller.transfer_ownership(community.cid, joiner), "transferred"
+        ),
+    }
+    call, outcome = calls[path]
+    with rotator, caller, Stage(db_url, key) as stage:
         writer = stage.raw_writer()
-        assert writer.value(
-            "SELECT buzz.add_relay_member(%s, %s)", community.cid, new_pubkey()
-        ) == ("added")
-        deletion = stage.background(lambda: deleter.delete_community(community.cid), "deletion")
-        wait_until_blocked(su, backend_pid(deleter.conn), writer.pid, call=deletion)
-        rotation = stage.background(lambda: rotator.rotate_relay_key(new_key.pubkey), "rotation")
-        assert rotation.result().outcome >= 1  # the community among those it re-signed
-        writer.signer = Signer(new_key)
-        writer.prepare()
-        writer.sign_and_insert()
-        writer.commit()
-        assert deletion.result().outcome == "deleted"
-    assert mem.member_list(community.cid) is None
-    assert mem.member_list_drift() == []
-
-
-def test_a_transfer_waiting_for_a_write_holds_back_no_rotation(
-    db_url, mem, su, key, community: Community
-):
-    """A transfer, run on the coordinator, takes the community lock on the worker exclusive
-    before the relay-key lock, so it waits for the community's writes under way before it
-    holds anything a rotation needs: the rotation commits, then the write (signed with the
-    new key), then the transfer. When it took the community lock shared, it held the
-    relay-key lock while it waited for the write's uncommitted row of the new owner, and the
-    write's prepare queued behind the rotation: a distributed deadlock."""
-    su.execute("UPDATE buzz_private.settings SET idle_timeout_ms = 600000")
-    new_key, new_owner = RelayKey.generate(), new_pubkey()
-    rotator, transferrer = Membership.connect(db_url, new_key), Membership.connect(db_url, new_key)
-    with rotator, transferrer, Stage(db_url, key) as stage:
-        writer = stage.raw_writer()
-        assert writer.value("SELECT buzz.add_relay_member(%s, %s)", community.cid, new_owner) == (
+        assert writer.value("SELECT buzz.add_relay_member(%s, %s)", community.cid, joiner) == (
             "added"
         )
-        transfer = stage.background(
-            lambda: transferrer.transfer_ownership(community.cid, new_owner), "transfer"
-        )
-        transferrer_pid = backend_pid(transferrer.conn)
-        wait = wait_until_blocked(su, transferrer_pid, writer.pid, call=transfer)
-        assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
-        assert community_lock_waiters(su, community.cid, COMMUNITY_LOCK_CLASS) == [transferrer_pid]
+        waiting = stage.background(call, path)
+        waiter = backend_pid(caller.conn)
+        wait = wait_until_blocked(su, waiter, writer.pid, call=waiting)
+        assert_waits_for_the_community_lock(su, wait, waiter, community.cid)
         rotation = stage.background(lambda: rotator.rotate_relay_key(new_key.pubkey), "rotation")
         assert rotation.result().outcome >= 1  # the community among those it re-signed
         writer.signer = Signer(new_key)
         writer.prepare()
         writer.sign_and_insert()
         writer.commit()
-        assert transfer.result().outcome == "transferred"
-    owners = [m.pubkey for m in mem.relay_members(community.cid) if m.role == "owner"]
-    assert owners == [new_owner]
+        assert waiting.result().outcome == outcome
+    if path == "delete_community":
+        assert mem.member_list(community.cid) is None
+    else:
+        owners = [m.pubkey for m in mem.relay_members(community.cid) if m.role == "owner"]
+        assert owners == [joiner]
     assert mem.member_list_drift() == []
 
 

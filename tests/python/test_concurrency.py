@@ -42,11 +42,10 @@ from fixtures_membership import (
     verify_both,
 )
 from sessions import (
-    COMMUNITY_LOCK_CLASS,
     Stage,
+    assert_waits_for_the_community_lock,
     backend_pid,
     behind_the_api,
-    community_lock_waiters,
     finishes_unblocked,
     list_lock_holders,
     list_lock_key,
@@ -138,8 +137,7 @@ def test_transfer_waits_for_a_held_list_repair(db_url, mem, reader, su, key, com
         if CITUS:
             # It waits first for the community's writes under way, on the community lock of its
             # worker, before it holds the relay-key lock (docs/scale-out.md).
-            assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
-            assert community_lock_waiters(su, cid, COMMUNITY_LOCK_CLASS) == [transferrer]
+            assert_waits_for_the_community_lock(su, wait, transferrer, cid)
         else:
             # Its row work is done (FOR KEY SHARE on the community never waits for the
             # repair); it waits for the list lock, in prepare, and for nothing else.
@@ -191,8 +189,7 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
         transferrer = backend_pid(m.conn)
         wait = wait_until_blocked(su, transferrer, removal.pid, call=transfer)
         if CITUS:
-            assert (wait.locktype, wait.mode) == ("advisory", "ExclusiveLock"), wait
-            assert community_lock_waiters(su, cid, COMMUNITY_LOCK_CLASS) == [transferrer]
+            assert_waits_for_the_community_lock(su, wait, transferrer, cid)
         else:
             assert wait.locktype == "transactionid", wait
             assert "buzz_private.communities" not in wait.queued_rows, wait

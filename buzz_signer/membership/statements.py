@@ -650,16 +650,18 @@ class Reads:
         since: int | None = None,
         until: int | None = None,
         limit: int = 500,
+        ids: Sequence[str] | None = None,
     ) -> Query[list[str]]:
         """One REQ filter's profiles, newest first, each as its NIP-01 JSON text."""
         return _query(
             _column,
-            "SELECT p FROM buzz.member_profiles(%s, %s, %s, %s, %s) p",
+            "SELECT p FROM buzz.member_profiles(%s, %s, %s, %s, %s, %s) p",
             community,
             None if authors is None else list(authors),
             since,
             until,
             limit,
+            None if ids is None else list(ids),
         )
 
 

@@ -261,10 +261,11 @@ class DatabaseBackend:
         since: int | None,
         until: int | None,
         limit: int,
+        ids: Sequence[str] | None = None,
     ) -> list[WireEvent]:
         """The current members' profiles that one REQ filter selects, newest first."""
         texts = await self._api(
-            lambda m: m.member_profiles(community, authors, since, until, limit)
+            lambda m: m.member_profiles(community, authors, since, until, limit, ids)
         )
         return [_wire((text,)) for text in texts]
 

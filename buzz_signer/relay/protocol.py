@@ -173,6 +173,7 @@ class Backend(RateStore, Protocol):
         since: int | None,
         until: int | None,
         limit: int,
+        ids: Sequence[str] | None = None,
     ) -> list[WireEvent]: ...
 
 
@@ -554,6 +555,7 @@ class RelaySession:
                         since=f.since,
                         until=f.until,
                         limit=self._limit_of(f),
+                        ids=None if f.ids is None else sorted(f.ids),
                     )
         # Read after the list: a role the list names is among them (or, deleted since, its
         # kind 5 is), never missing while the list names it.

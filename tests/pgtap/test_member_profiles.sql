@@ -1,7 +1,7 @@
 -- Members' own profiles (SPEC sections 7 and 8):
 --   buzz.set_member_profile(p_community uuid, p_event text) -> text
 --   buzz.member_profiles(p_community uuid, p_authors text[], p_since bigint, p_until bigint,
---                        p_limit integer) -> SETOF text
+--                        p_limit integer, p_ids text[]) -> SETOF text
 -- A member's kind 0 is stored compact, replaceable (newest created_at, then lowest id); a
 -- stranger's is not; a removal takes it (a ban or a leave deletes the member's row alike); the
 -- shape, size, id and signature refused with
@@ -37,11 +37,12 @@ RETURNS text LANGUAGE sql
 RETURN throws_ok(format('SELECT buzz.set_member_profile(%L, %L)',
                         current_setting('test.community'), p_event), p_code, NULL, p_description);
 
-SELECT plan(36);
+SELECT plan(40);
 
 SELECT function_returns('buzz', 'set_member_profile', ARRAY['uuid', 'text'], 'text',
                         'set_member_profile returns text');
-SELECT function_returns('buzz', 'member_profiles', ARRAY['uuid', 'text[]', 'bigint', 'bigint', 'integer'],
+SELECT function_returns('buzz', 'member_profiles',
+                        ARRAY['uuid', 'text[]', 'bigint', 'bigint', 'integer', 'text[]'],
                         'setof text', 'member_profiles returns setof text');
 
 SELECT pg_temp.community() AS c \gset
@@ -111,6 +112,17 @@ SELECT is((SELECT count(*)::integer FROM buzz.member_profiles(:'c', ARRAY[pg_tem
           'by author, at its second, limit 1: it');
 SELECT throws_ok(format('SELECT * FROM buzz.member_profiles(%L, NULL, NULL, NULL, -1)', :'c'), '22023', NULL,
                  'a negative limit: 22023');
+SELECT is((SELECT p::json ->> 'content' FROM buzz.member_profiles(:'c', p_ids => ARRAY[
+              (SELECT p ->> 'id' FROM pg_temp.profiles(:'c') p)]) p), :'low',
+          'by id: it');
+SELECT is((SELECT count(*)::integer FROM buzz.member_profiles(:'c', p_ids => ARRAY[repeat('0', 64)])), 0,
+          'by an id not stored: none');
+SELECT is((SELECT count(*)::integer FROM buzz.member_profiles(:'c', ARRAY[pg_temp.k5()], p_ids => ARRAY[
+              (SELECT p ->> 'id' FROM pg_temp.profiles(:'c') p)])), 0,
+          'by its id and another author: none');
+SELECT throws_ok(format('SELECT * FROM buzz.member_profiles(%L, p_ids => array_fill(%L::text, ARRAY[1001]))',
+                        :'c', repeat('0', 64)), '22023', NULL,
+                 'over 1,000 ids: 22023');
 
 -- Gone with the membership, in its transaction
 SELECT is(buzz.remove_relay_member(:'c', pg_temp.k4()), 'removed', 'the member is removed ...');

@@ -323,6 +323,7 @@ SIGNATURES: dict[str, list[tuple[str, str, Any]]] = {
         ("p_since", "bigint", None),
         ("p_until", "bigint", None),
         ("p_limit", "integer", 500),
+        ("p_ids", "text[]", None),
     ],
     # What several relay processes share (SPEC section 9). A valid call counts a hit or records
     # an authorization: only the hostile ones are made, and they change nothing.
@@ -867,6 +868,9 @@ def _cases() -> list[Case]:
     add("member_profiles", "p_authors", [("1001-values", ["a" * 64] * 1001)], "22023")
     nul("member_profiles", "p_authors", ["ab\x00"])
     add("member_profiles", "p_limit", [("negative", -1)], "22023")
+    add("member_profiles", "p_ids", [(label, [v]) for label, v in INJECTIONS], Noop([]))
+    add("member_profiles", "p_ids", [("1001-values", ["0" * 64] * 1001)], "22023")
+    nul("member_profiles", "p_ids", ["ab\x00"])
     add("member_list_drift", "p_community", missing[1:], Noop([]))
     add("member_list_drift", "p_community", missing[:1], Noop([]))  # NULL: all, and all agree
     add("role_definitions", "p_community", missing, Noop([]))

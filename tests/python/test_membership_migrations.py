@@ -426,7 +426,8 @@ SHARED_FUNCTIONS = {
 
 
 # What the revisions after 0011 add (0013: reads by an index; 0014: remove_relay_member and
-# ban_pubkey spare admins; 0015: members' profiles): a downgrade below them drops it.
+# ban_pubkey spare admins; 0015: members' profiles; 0016: profiles by id): a downgrade below
+# them drops it.
 LATER_INDEXES = {"membership_events_by_id", "membership_events_by_member", "member_profiles"}
 LATER_FUNCTIONS = {
     ("buzz", "membership_events_newest"), ("buzz", "relay_member"),

@@ -83,7 +83,14 @@ def test_a_members_profile_is_kept_served_pushed_and_gone_with_them(relay: Relay
                 forged = profile(relay.admin, "Ada") | {"sig": "0" * 128}
                 ok = await a.ok(forged)
                 assert ok[2:] == [False, "invalid: bad event id or signature"]
-                assert (await a.ok(profile(relay.admin, "Ada")))[2:] == [True, ""]
+                ada = profile(relay.admin, "Ada")
+                assert (await a.ok(ada))[2:] == [True, ""]
+                # By its id alone, with a newer profile kept: found by that id, not looked for
+                # among the newest.
+                assert await a.req("i", {"ids": [ada["id"]], "limit": 1}) == [
+                    ["EVENT", "i", ada],
+                    ["EOSE", "i"],
+                ]
             assert [p["content"] for p in stored(mem, cid, relay.admin.pubkey)] == [
                 json.dumps({"name": "Ada"})
             ]

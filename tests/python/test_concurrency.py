@@ -202,8 +202,8 @@ def test_transfer_waits_for_a_held_member_removal(db_url, mem, reader, su, key, 
         else:
             finishes_unblocked(su, backend_pid(other.conn), invite)
 
-        # The waiting transfer holds the owner's row and the ownership lock, not the list
-        # lock: the removal prepares and publishes without waiting for it.
+        # The waiting transfer holds the owner's row (on a cluster, not yet) and the ownership
+        # lock, not the list lock: the removal prepares and publishes without waiting for it.
         prepared = removal.prepare()
         assert [ev.kind for ev in prepared] == [13534, KIND_REMOVE_USER]
         removed_list, removed_event = removal.sign_and_insert()
